@@ -1,0 +1,192 @@
+# Daneshmand, Joudaki, Bach (NeurIPS 2021): every figure and table.
+# Spec: ../shared/spec/daneshmand2021.md. Library: src/isonorm/experiments/daneshmand2021/.
+# Data-free simulations first, then the CIFAR-10 experiments (training rules ask for one GPU).
+
+D21 = config["daneshmand2021"]
+D21_LIB = "isonorm.experiments.daneshmand2021"
+
+
+def d21_results():
+    """Every results file of the paper, by item; the data items only when compute == all."""
+    files = {
+        "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
+        "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
+        "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
+        "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=D21["fig3"]["batch_sizes"]),
+        "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
+    }
+    if not DATA_FREE_ONLY:
+        dt = D21["depth_training"]
+        files["depth_training"] = expand(
+            results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
+            init=dt["inits"], depth=dt["depths"],
+        )
+        files["fig4b"] = [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")]
+        files["appfig6"] = expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"])
+        files["appfig7"] = expand(
+            results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
+            init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
+        )
+    return files
+
+
+# --- random chains, no data (CPU) -------------------------------------------------------------------
+
+rule daneshmand2021_fig1:
+    output:
+        results("daneshmand2021", "fig1", "chains.parquet"),
+    params:
+        run=experiment(f"{D21_LIB}.simulations:warmup_cosine", D21["fig1"]),
+    log:
+        log_path("daneshmand2021", "fig1"),
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_fig2a:
+    output:
+        results("daneshmand2021", "fig2a", "width{width}.parquet"),
+    params:
+        run=lambda wc: experiment(
+            f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
+        ),
+    log:
+        log_path("daneshmand2021", "fig2a-width{width}"),
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_fig2b:
+    output:
+        results("daneshmand2021", "fig2b", "width{width}.parquet"),
+    params:
+        run=lambda wc: experiment(
+            f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
+        ),
+    log:
+        log_path("daneshmand2021", "fig2b-width{width}"),
+    benchmark:
+        benchmark_path("daneshmand2021_fig2b", "width{width}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_fig3:
+    output:
+        results("daneshmand2021", "fig3", "batch{n}.parquet"),
+    params:
+        run=lambda wc: experiment(
+            f"{D21_LIB}.simulations:assumption_a1_grid", {**D21["fig3"], "batch_sizes": [int(wc.n)]}
+        ),
+    log:
+        log_path("daneshmand2021", "fig3-batch{n}"),
+    benchmark:
+        benchmark_path("daneshmand2021_fig3", "batch{n}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_appfigg:
+    output:
+        results("daneshmand2021", "appfigg", "{activation}.parquet"),
+    params:
+        run=lambda wc: experiment(
+            f"{D21_LIB}.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
+        ),
+    log:
+        log_path("daneshmand2021", "appfigg-{activation}"),
+    benchmark:
+        benchmark_path("daneshmand2021_appfigg", "{activation}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+# --- CIFAR-10 experiments ----------------------------------------------------------------------------
+
+rule daneshmand2021_depth_training:
+    """Fig. 4a and Fig. 5: all runs of one (init, depth) stacked in one job."""
+    input:
+        dataset_ready(D21["depth_training"]["dataset"]),
+    output:
+        results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
+    params:
+        run=lambda wc, output: experiment(
+            f"{D21_LIB}.depth_training:train_depth_variant",
+            D21["depth_training"],
+            init=wc.init,
+            depth=int(wc.depth),
+            **training_kwargs("daneshmand2021", D21["depth_training"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    log:
+        log_path("daneshmand2021", "depth_training-{init}-depth{depth}"),
+    benchmark:
+        benchmark_path("daneshmand2021_depth_training", "{init}-depth{depth}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_fig4b:
+    input:
+        dataset_ready(D21["fig4b"]["dataset"]),
+    output:
+        results("daneshmand2021", "fig4b", "depth{depth}.parquet"),
+    params:
+        run=lambda wc, output: experiment(
+            f"{D21_LIB}.depth_training:train_gap_during_training",
+            D21["fig4b"],
+            **training_kwargs("daneshmand2021", D21["fig4b"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    log:
+        log_path("daneshmand2021", "fig4b-depth{depth}"),
+    benchmark:
+        benchmark_path("daneshmand2021_fig4b", "depth{depth}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_appfig6:
+    """Appendix Fig. 6a (mlp) and 6b (convnet): no training, a few hundred images."""
+    input:
+        dataset_ready(D21["appfig6"]["dataset"]),
+    output:
+        results("daneshmand2021", "appfig6", "{arch}.parquet"),
+    params:
+        run=lambda wc: experiment(
+            f"{D21_LIB}.layer_profiles:gap_profile",
+            D21["appfig6"],
+            arch=wc.arch,
+            **training_kwargs("daneshmand2021", D21["appfig6"]["dataset"], None),
+        ),
+    log:
+        log_path("daneshmand2021", "appfig6-{arch}"),
+    benchmark:
+        benchmark_path("daneshmand2021_appfig6", "{arch}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule daneshmand2021_appfig7:
+    input:
+        dataset_ready(D21["appfig7"]["dataset"]),
+    output:
+        results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
+    params:
+        run=lambda wc, output: experiment(
+            f"{D21_LIB}.deep_convnets:train_deep_convnet",
+            D21["appfig7"],
+            init=wc.init,
+            extra_layers=int(wc.extra),
+            **training_kwargs("daneshmand2021", D21["appfig7"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    log:
+        log_path("daneshmand2021", "appfig7-{init}-extra{extra}"),
+    benchmark:
+        benchmark_path("daneshmand2021_appfig7", "{init}-extra{extra}")
+    script:
+        "../scripts/run_experiment.py"

@@ -1,0 +1,83 @@
+# Report stage (DESIGN 3, 7): per paper, checkable quantities -> claims; a papermill notebook renders every
+# item into report/<slug>.html; the scoreboard compares claims with notebooks/reference/<slug>.yaml;
+# report/index.html ties it together. All local rules: they are quick and read only finished results.
+
+PAPER_RESULTS = {"daneshmand2021": d21_results}
+
+
+wildcard_constraints:
+    slug="|".join(PAPERS),
+
+
+def paper_results(wc):
+    return [f for files in PAPER_RESULTS[wc.slug]().values() for f in files]
+
+
+rule paper_claims:
+    input:
+        paper_results,
+    output:
+        "results/{slug}/claims.parquet",
+    params:
+        results=lambda wc: PAPER_RESULTS[wc.slug](),
+    log:
+        "logs/{slug}/claims.log",
+    localrule: True
+    script:
+        "../scripts/measure_claims.py"
+
+
+rule paper_notebook:
+    input:
+        results=paper_results,
+        claims="results/{slug}/claims.parquet",
+        reference="notebooks/reference/{slug}.yaml",
+        notebook="notebooks/{slug}.py",
+    output:
+        page=report("report/{slug}.html", category="{slug}", caption="../notebooks/captions/{slug}.rst"),
+        figures=report(
+            directory("report/{slug}"),
+            patterns=["{name}.png"],
+            category="{slug}",
+            caption="../notebooks/captions/{slug}.rst",
+        ),
+        executed="results/{slug}/notebook.ipynb",
+    params:
+        preset=config["preset"],
+    log:
+        "logs/{slug}/notebook.log",
+    localrule: True
+    script:
+        "../scripts/render_notebook.py"
+
+
+rule scoreboard:
+    input:
+        claims=expand("results/{slug}/claims.parquet", slug=PAPERS),
+        references=expand("notebooks/reference/{slug}.yaml", slug=PAPERS),
+    output:
+        report("results/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
+    params:
+        preset=config["preset"],
+    log:
+        "logs/scoreboard.log",
+    localrule: True
+    script:
+        "../scripts/build_scoreboard.py"
+
+
+rule report_index:
+    input:
+        scoreboard="results/scoreboard.csv",
+        pages=expand("report/{slug}.html", slug=PAPERS),
+    output:
+        "report/index.html",
+    params:
+        papers=PAPERS,
+        preset=config["preset"],
+        config=config,
+    log:
+        "logs/report_index.log",
+    localrule: True
+    script:
+        "../scripts/build_index.py"

@@ -1,0 +1,66 @@
+"""The ``local`` source: a pre-staged folder in torchvision's layout (for air-gapped clusters, DESIGN 4).
+
+The folder may be the torchvision root (holding e.g. ``cifar-10-batches-py/``) or that layout folder itself.
+Files are hard-linked into the data root when both are on one file system (no extra space, and the copy
+survives the staging folder), otherwise copied; each lands under a temporary name and is renamed into
+place, so an interrupted staging never leaves a half-written file under its final name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from .registry import DatasetSpec
+
+
+def locate_layout(spec: DatasetSpec, staged: Path) -> Path:
+    """The folder inside ``staged`` that holds the files (``staged/<layout>`` or ``staged`` itself)."""
+    nested = staged / spec.layout
+    if nested.is_dir() or spec.missing_files(staged):
+        return nested
+    return staged
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """Place ``source`` at ``target`` atomically: hard link if possible, else copy."""
+    if target.exists() and os.path.samefile(source, target):
+        return
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.staging")
+    tmp.unlink(missing_ok=True)
+    try:
+        try:
+            os.link(source, tmp)
+        except OSError:  # another file system, or links not supported
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def stage_local(spec: DatasetSpec, staged: Path, dataset_dir: Path) -> None:
+    """Check that ``staged`` holds every file of ``spec`` and link/copy them to ``dataset_dir/<layout>``."""
+    staged = Path(staged).expanduser()
+    if not staged.is_dir():
+        raise FileNotFoundError(
+            f"local data folder {staged} for {spec.name} does not exist; set `path:` to the folder where "
+            f"torchvision.datasets.{spec.torchvision_class}(root, download=True) put the data (it holds "
+            f"`{spec.layout}/`), or use source `torchvision` / `synthetic`."
+        )
+    layout_dir = locate_layout(spec, staged)
+    missing = spec.missing_files(layout_dir)
+    if missing:
+        raise FileNotFoundError(
+            f"local data folder {layout_dir} for {spec.name} lacks {len(missing)} file(s): {', '.join(missing)}. "
+            f"`path:` may name the torchvision root (holding `{spec.layout}/`) or that folder itself. "
+            f"Stage the complete layout ({', '.join(spec.required_files())}), e.g. by copying the root of a "
+            "torchvision download, and run again."
+        )
+    target_dir = dataset_dir / spec.layout
+    target_dir.mkdir(parents=True, exist_ok=True)
+    for file in spec.required_files():
+        variants = [file, f"{file}.gz"] if spec.file_format == "idx" else [file]
+        for name in variants:
+            if (layout_dir / name).is_file():
+                link_or_copy(layout_dir / name, target_dir / name)

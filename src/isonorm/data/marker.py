@@ -1,0 +1,48 @@
+"""The ``.ready`` marker: written last and atomically, so its presence means "this data set is complete".
+
+A fetch that is killed half-way leaves no marker and is redone by the next run; a folder with a marker is
+never rewritten (DESIGN 4: downloads are resumable, complete data is kept).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..results import atomic_path
+
+MARKER_NAME = ".ready"
+
+
+def marker_path(dataset_dir: Path) -> Path:
+    return dataset_dir / MARKER_NAME
+
+
+def read_marker(dataset_dir: Path) -> dict[str, Any] | None:
+    """The marker's contents, or None when the data set is absent or incomplete."""
+    path = marker_path(dataset_dir)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise RuntimeError(
+            f"{path} is unreadable ({err}); it is written atomically, so something else changed it. "
+            f"Delete {dataset_dir} and fetch the data set again."
+        ) from err
+
+
+def write_marker(dataset_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """Atomically write ``record`` (plus a UTC timestamp) as the marker; returns what was written."""
+    record = {**record, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    path = marker_path(dataset_dir)
+    tmp = atomic_path(path)
+    try:
+        tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return record

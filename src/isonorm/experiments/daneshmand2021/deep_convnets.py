@@ -1,0 +1,44 @@
+"""Appendix Fig. 7a/7b: AlexNet-style CIFAR-10 ConvNets with extra 256-channel layers, Xavier vs SVD init.
+
+As coded (spec daneshmand2021 B.2 Appendix Figure 7, decision 10): unnormalised inputs, the SVD init on a
+shuffled batch of ``init_batch`` training images, plain SGD (lr 0.001, batch 30), training loss per epoch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
+import torch
+
+from ...data import load_split
+from ...models.alexnet_deep import alexnet_deep
+from ...models.orthogonal_init import conv_svd_init_
+from ...runtime import generator, resolve_device
+from ...train import OptimizerConfig, TrainConfig, train_stacked
+from . import SLUG
+
+
+def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, data_root: str, dataset: str,
+                       device: str, checkpoint: str | None) -> pd.DataFrame:
+    """All runs of one (init, extra_layers): rows (run, epoch, train_loss, init, extra_layers)."""
+    if init not in ("xavier", "svd"):
+        raise ValueError(f"unknown init {init!r}; use xavier or svd")
+    target = resolve_device(device)
+    train = load_split(dataset, data_root, "train", transform=cfg["transform"], device=target)
+    variant = f"appfig7-{init}-extra{extra_layers}"
+    models = []
+    for run in range(cfg["runs"]):
+        gen = generator(SLUG, variant, run)
+        net = alexnet_deep(extra_layers, generator=gen).to(target)
+        if init == "svd":
+            picks = torch.randperm(train.x.shape[0], generator=gen)[: cfg["init_batch"]].to(target)
+            conv_svd_init_(net, train.x[picks])
+        models.append(net)
+    config = TrainConfig(
+        experiment=SLUG, variant=variant, epochs=cfg["epochs"], batch_size=cfg["batch_size"],
+        optimizer=OptimizerConfig(name="sgd", lr=cfg["lr"]), measure_at_init=False,
+        checkpoint_path=checkpoint, checkpoint_every=cfg["checkpoint_every"], device=str(target),
+    )
+    history = train_stacked(models, train.x, train.y, config).history
+    return history.assign(init=init, extra_layers=extra_layers)

@@ -1,0 +1,83 @@
+"""Fig. 4a, 4b and 5: vanilla ReLU MLPs on CIFAR-10, Xavier vs iterative orthogonalisation.
+
+Spec daneshmand2021 B.2 Fig. 4a/4b/5 and decisions 4-6. Every run of one (init, depth) is trained in one
+job, stacked by the shared engine. The "orthogonality gap" of these figures is the training-time spectral
+gap of the logits, averaged over shuffled batches of the training set (spec B.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
+import torch
+
+from ...data import load_split
+from ...metrics import spectral_orthogonality_gap
+from ...models.mlp import mlp
+from ...models.orthogonal_init import iterative_orthogonal_init_
+from ...runtime import generator, resolve_device
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
+from . import SLUG
+
+Config = Mapping[str, Any]
+INPUT_FEATURES = 3 * 32 * 32
+CLASSES = 10
+
+
+def spectral_gap_measure(x: torch.Tensor, batch_size: int, every_epoch: bool, *seed: object):
+    """measure(stacked, epoch) for the engine: mean spectral gap of the logits over shuffled batches."""
+    order = torch.randperm(x.shape[0], generator=generator(*seed)).to(x.device)
+
+    def measure(stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
+        if epoch > 0 and not every_epoch:
+            return {}
+        logits = predict(stacked, x[order], batch_size)  # (R, N, 10)
+        gaps = torch.stack([spectral_orthogonality_gap(b) for b in logits.split(batch_size, dim=1)])
+        return {"spectral_gap": gaps.mean(dim=0)}
+
+    return measure
+
+
+def build_mlps(cfg: Config, depth: int, init: str, x: torch.Tensor, variant: str) -> list[torch.nn.Module]:
+    """One Xavier MLP per run (``depth`` Linear layers), optionally re-initialised by the iterative SVD init
+    on its own batch of ``init_batch_factor * width`` training images (spec B.2 Fig. 5, decision 6)."""
+    widths = [INPUT_FEATURES] + [cfg["width"]] * (depth - 1) + [CLASSES]
+    models = []
+    for run in range(cfg["runs"]):
+        gen = generator(SLUG, variant, run)
+        model = mlp(widths, generator=gen).to(x.device)
+        if init == "iterative":
+            picks = torch.randperm(x.shape[0], generator=gen)[: cfg["init_batch_factor"] * cfg["width"]]
+            iterative_orthogonal_init_(model, x[picks.to(x.device)])
+        models.append(model)
+    return models
+
+
+def _train(cfg: Config, depth: int, init: str, variant: str, every_epoch: bool, data_root: str, dataset: str,
+           device: str, checkpoint: str | None) -> pd.DataFrame:
+    target = resolve_device(device)
+    train = load_split(dataset, data_root, "train", transform=cfg["transform"], flatten=True, device=target)
+    models = build_mlps(cfg, depth, init, train.x, variant)
+    config = TrainConfig(
+        experiment=SLUG, variant=variant, epochs=cfg["epochs"], batch_size=cfg["batch_size"],
+        optimizer=OptimizerConfig(name="sgd", lr=cfg["lr"]), checkpoint_path=checkpoint,
+        checkpoint_every=cfg["checkpoint_every"], device=str(target),
+    )
+    measure = spectral_gap_measure(train.x, cfg["gap_batch_size"], every_epoch, SLUG, variant, "gap-order")
+    history = train_stacked(models, train.x, train.y, config, measure=measure).history
+    return history.assign(init=init, depth=depth, width=cfg["width"])
+
+
+def train_depth_variant(cfg: Config, *, init: str, depth: int, data_root: str, dataset: str, device: str,
+                        checkpoint: str | None) -> pd.DataFrame:
+    """Fig. 4a / 5: loss per epoch, spectral gap at initialisation (decision 4), all runs of (init, depth)."""
+    return _train(cfg, depth, init, f"depth_training-{init}-depth{depth}", False, data_root, dataset, device,
+                  checkpoint)
+
+
+def train_gap_during_training(cfg: Config, *, data_root: str, dataset: str, device: str,
+                              checkpoint: str | None) -> pd.DataFrame:
+    """Fig. 4b: loss and spectral gap every epoch for the Xavier MLP of ``depth`` layers (decision 5)."""
+    return _train(cfg, cfg["depth"], "xavier", f"fig4b-depth{cfg['depth']}", True, data_root, dataset, device,
+                  checkpoint)

@@ -1,0 +1,46 @@
+"""Appendix Fig. 6a/6b: V at the input of every layer of one random ReLU MLP / ConvNet, BN vs vanilla.
+
+As coded (spec daneshmand2021 B.2 Appendix Figure 6, decision 9): ``batches`` shuffled batches of
+``batch_size`` CIFAR-10 training images through one network per normalisation (no training); BN layers use
+batch statistics. BN and vanilla networks share their weights (same seed), so they differ only by BN.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import pandas as pd
+import torch
+
+from ...data import load_split
+from ...metrics import orthogonality_gap_samples_first
+from ...models.random_profile_nets import layer_inputs, profile_convnet, profile_mlp
+from ...runtime import generator, resolve_device
+from . import SLUG
+
+NORMS = ("batchnorm", "none")
+
+
+def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: str, device: str,
+                checkpoint: str | None = None) -> pd.DataFrame:
+    """Rows (arch, norm, batch, layer, orthogonality_gap); layer 1 is the raw input."""
+    if arch not in ("mlp", "convnet"):
+        raise ValueError(f"unknown architecture {arch!r}; use mlp or convnet")
+    target = resolve_device(device)
+    data = load_split(dataset, data_root, "train", transform=cfg["transform"], flatten=arch == "mlp", device=target)
+    order = torch.randperm(data.x.shape[0], generator=generator(SLUG, "appfig6", "batches"))
+    rows = []
+    for norm in NORMS:
+        gen = generator(SLUG, "appfig6", arch)
+        if arch == "mlp":
+            net = profile_mlp(data.x.shape[1], cfg["width"], cfg["layers"], norm=norm, generator=gen)
+        else:
+            net = profile_convnet(data.x.shape[1], cfg["width"], cfg["layers"], norm=norm,
+                                  padding_mode=cfg["padding_mode"], generator=gen)
+        net = net.to(target).train()  # BN with batch statistics, as the code ran it
+        for batch in range(cfg["batches"]):
+            picks = order[batch * cfg["batch_size"] : (batch + 1) * cfg["batch_size"]].to(target)
+            for layer, h in enumerate(layer_inputs(net, data.x[picks]), start=1):
+                rows.append({"arch": arch, "norm": norm, "batch": batch, "layer": layer,
+                             "orthogonality_gap": orthogonality_gap_samples_first(h).item()})
+    return pd.DataFrame(rows)

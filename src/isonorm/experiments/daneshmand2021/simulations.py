@@ -1,0 +1,140 @@
+"""The data-free items of Daneshmand et al. (2021): random chains of Gaussian linear layers.
+
+Every function takes its item's config section (config.yaml: ``daneshmand2021: <item>:``) and returns a
+tidy DataFrame, one row per (variant, run, layer). Settings and decisions: spec daneshmand2021 B.2 and the
+closing decisions section. Runs of one variant are simulated together as a batch of shape (runs, d, n).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ...metrics import abs_cosine, orthogonality_gap
+from ...runtime import generator
+from ...simulate import batch_normalize, run_chain
+from . import SLUG
+
+Config = Mapping[str, Any]
+DTYPE = torch.float64  # chains are tiny; float64 keeps the 1e-6 entries of the Fig. 2 start exact
+
+
+def _tidy(values: torch.Tensor, first_layer: int, **factors: Any) -> pd.DataFrame:
+    """(layers, runs) tensor -> rows (run, layer, value) tagged with constant ``factors``."""
+    layers, runs = values.shape
+    frame = pd.DataFrame(
+        {
+            "run": np.tile(np.arange(runs), layers),
+            "layer": np.repeat(np.arange(first_layer, first_layer + layers), runs),
+            "value": values.reshape(-1).cpu().numpy(),
+        }
+    )
+    for name, value in factors.items():
+        frame.insert(0, name, value)
+    return frame
+
+
+def diagonal_start(width: int, batch: int, small: float, runs: int) -> torch.Tensor:
+    """H0 = diag(1, small, ..., small) in a d x n block: "diagonal H0 with one relatively large value"
+    (Fig. 2 caption; code: small = 1e-6)."""
+    h0 = torch.zeros(runs, width, batch, dtype=DTYPE)
+    h0[:, 0, 0] = 1.0
+    idx = torch.arange(1, batch)
+    h0[:, idx, idx] = small
+    return h0
+
+
+def warmup_cosine(cfg: Config) -> pd.DataFrame:
+    """Fig. 1: |cos| of two samples through a BN chain (almost aligned start) and a vanilla chain
+    (orthogonal start) that share every W (spec B.2 Fig. 1). Recorded before each layer: layer 1 = input."""
+    d, layers, runs, eps = cfg["width"], cfg["layers"], cfg["runs"], cfg["eps"]
+    gen = generator(SLUG, "fig1")
+    bn = torch.zeros(runs, d, 2, dtype=DTYPE)
+    bn[:, 0, 0], bn[:, 0, 1], bn[:, 1, 1] = 1.0, 1.0 - eps, eps
+    vanilla = torch.zeros(runs, d, 2, dtype=DTYPE)
+    vanilla[:, 0, 0], vanilla[:, 1, 1] = 1.0, 1.0
+    records = {"BN": [], "Vanilla": []}
+    for _ in range(layers):
+        records["BN"].append(abs_cosine(bn))
+        records["Vanilla"].append(abs_cosine(vanilla))
+        w = torch.randn(runs, d, d, generator=gen, dtype=DTYPE)
+        bn = batch_normalize(w @ bn)
+        vanilla = w @ vanilla
+        # A scalar rescaling leaves the cosine unchanged and keeps 50 products of randn(32, 32) finite.
+        vanilla = vanilla / vanilla.flatten(1).norm(dim=1)[:, None, None]
+    return pd.concat(
+        [_tidy(torch.stack(v), 1, network=name, width=d) for name, v in records.items()], ignore_index=True
+    ).rename(columns={"value": "abs_cosine"})
+
+
+def gap_through_depth(cfg: Config, item: str) -> pd.DataFrame:
+    """V(H_l) for l = 1..layers of the BN chain from the diagonal start, for every width (Fig. 2a, 2b)."""
+    frames = []
+    for d in cfg["widths"]:
+        gen = generator(SLUG, item, d)
+        h0 = diagonal_start(d, cfg["batch"], cfg["h0_small"], cfg["runs"])
+        gaps = [orthogonality_gap(h) for h in run_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"])]
+        frames.append(_tidy(torch.stack(gaps), 1, width=d))
+    return pd.concat(frames, ignore_index=True).rename(columns={"value": "orthogonality_gap"})
+
+
+def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
+    """Fig. 3: does A1(threshold * alpha0, layers) hold, per (n, d) and run?
+
+    Decision 3: H0 Gaussian scaled to unit Frobenius norm before alpha0 = sigma_min(H0); A1 fails in a run
+    when min over layers k = 1..L of sigma_min(H_k) < threshold * alpha0. sigma_min is the n-th singular
+    value, read from the Gram H^T H; for d < n it is 0, so A1 cannot hold (no full-rank representation).
+    """
+    rows = []
+    for n in cfg["batch_sizes"]:
+        for d in cfg["widths"]:
+            gen = generator(SLUG, "fig3", n, d)
+            h0 = torch.randn(cfg["runs"], d, n, generator=gen, dtype=DTYPE)
+            h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]
+            alpha0 = _sigma_min(h0)
+            smallest = torch.full_like(alpha0, math.inf)
+            for h in run_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"]):
+                smallest = torch.minimum(smallest, _sigma_min(h))
+            for run in range(cfg["runs"]):
+                rows.append(
+                    {
+                        "batch": n, "width": d, "run": run,
+                        "alpha0": alpha0[run].item(), "min_sigma_min": smallest[run].item(),
+                        "holds": bool(d >= n and smallest[run] >= cfg["threshold"] * alpha0[run]),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _sigma_min(h: torch.Tensor) -> torch.Tensor:
+    """n-th singular value of each (d, n) matrix of the batch (0 when d < n)."""
+    if h.shape[-2] < h.shape[-1]:
+        return torch.zeros(h.shape[0], dtype=h.dtype)
+    return torch.linalg.svdvals(h)[..., -1]
+
+
+def activation_fluctuations(cfg: Config) -> pd.DataFrame:
+    """Appendix-G figure: L(Q) = ||M_l - K||_F with M_l = H_l^T H_l / d for non-linear BN chains.
+
+    As coded (spec "AppFig-G"): H <- W act(H), rows scaled to unit norm without the 1/sqrt(d) factor;
+    K is the mean of M over ``reference_layers`` layers of a first chain from H0 ~ randn(d, n); L is averaged
+    over ``measure_layers`` layers of a second, fresh chain. One run per (activation, width).
+    """
+    rows = []
+    for activation in cfg["activations"]:
+        for d in cfg["widths"]:
+            gen = generator(SLUG, "appfigg", activation, d)
+
+            def grams(layers: int) -> torch.Tensor:
+                h0 = torch.randn(1, d, cfg["batch"], generator=gen, dtype=DTYPE)
+                chain = run_chain(h0, layers, gen, activation=activation, sampler=cfg["sampler"], scale=False)
+                return torch.stack([(h.transpose(-1, -2) @ h)[0] / d for h in chain])
+
+            reference = grams(cfg["reference_layers"]).mean(dim=0)
+            deviation = torch.linalg.matrix_norm(grams(cfg["measure_layers"]) - reference).mean()
+            rows.append({"activation": activation, "width": d, "avg_deviation": deviation.item()})
+    return pd.DataFrame(rows)

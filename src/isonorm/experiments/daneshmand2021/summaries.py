@@ -1,0 +1,72 @@
+"""Reductions of the raw results that both the notebook and the scoreboard use (one definition each).
+
+All take tidy frames as written by the experiment modules and return small frames or scalars.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+# Item ids of the paper (DESIGN 2), in the paper's order.
+ITEMS = (
+    "fig1", "fig2a", "fig2b", "fig3", "table1", "fig4a", "fig4b", "fig5",
+    "appfig6a", "appfig6b", "appfig7a", "appfig7b", "appfigg", "apptable2", "apph",
+)
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of ln y against ln x (Fig. 2b, Appendix-G figure)."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def window_average(gaps: pd.DataFrame, window: tuple[int, int], code_offset: bool = False) -> pd.DataFrame:
+    """Fig. 2b per (width, run): ln of the mean of V over layers window[0]..window[1].
+
+    ``code_offset`` reproduces the code's division of every run by the number of runs (spec B.2 Fig. 2b:
+    "a bug: divides each run by 20"), i.e. subtracts ln(runs).
+    """
+    lo, hi = window
+    inside = gaps[(gaps.layer >= lo) & (gaps.layer <= hi)]
+    per_run = inside.groupby(["width", "run"], as_index=False).orthogonality_gap.mean()
+    per_run["log_avg_gap"] = np.log(per_run.orthogonality_gap)
+    if code_offset:
+        per_run["log_avg_gap"] -= math.log(gaps.run.nunique())
+    per_run["log_width"] = np.log(per_run.width)
+    return per_run
+
+
+def plateau(frame: pd.DataFrame, value: str, by: str, last_fraction: float = 0.5) -> pd.Series:
+    """Mean of ``value`` over runs and over the last ``last_fraction`` of the layers, per ``by``."""
+    cutoff = frame.layer.min() + (1 - last_fraction) * (frame.layer.max() - frame.layer.min())
+    return frame[frame.layer >= cutoff].groupby(by)[value].mean()
+
+
+def a1_grid(grid: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 3 pixels: A1 held in every run of (batch, width)?"""
+    return grid.groupby(["batch", "width"], as_index=False).holds.all()
+
+
+def a1_curve(n: np.ndarray) -> np.ndarray:
+    """The paper's blue curve d = (n - 28)^1.8 (Fig. 3 caption)."""
+    return np.clip(n - 28.0, 0, None) ** 1.8
+
+
+def final_epoch_loss(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Training loss of the last epoch per run (Fig. 4a, 5: "training loss after 30 epochs")."""
+    last = frame[frame.epoch == frame.epoch.max()]
+    return last[by + ["run", "train_loss"]].reset_index(drop=True)
+
+
+def initial_gap(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Spectral orthogonality gap of the freshly initialised network, per run (Fig. 4a, decision 4)."""
+    first = frame[frame.epoch == 0]
+    return first[by + ["run", "spectral_gap"]].reset_index(drop=True)
+
+
+def increasing(x: pd.Series, y: pd.Series) -> bool:
+    """Are the means of y, ordered by x, increasing from the first to the last x (a trend, not strictly)?"""
+    means = y.groupby(x).mean().sort_index()
+    return bool(means.iloc[-1] > means.iloc[0]) if len(means) > 1 else False

@@ -1,0 +1,74 @@
+"""Parameters independence index (PII) of weight matrices (Lu et al. 2024; spec lu2024 A.1.1, A.1.2).
+
+A weight W is stored as PyTorch does, (..., out, in); leading dimensions are batch dimensions.
+``dim="columns"`` takes the ``in`` column vectors W[:, j] (length ``out``; the paper's convention, Gram WᵀW,
+and the orientation its tables report, spec lu2024 A.1.1); ``dim="rows"`` takes the ``out`` row vectors
+W[i, :] (length ``in``; Gram WWᵀ).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+
+from ._tensor import as_metric_tensor
+
+Orientation = Literal["rows", "columns"]
+
+
+def _vectors(W: torch.Tensor, dim: Orientation) -> torch.Tensor:
+    """The vectors of W as the rows of a (..., k, length) tensor."""
+    W = as_metric_tensor(W, "W", min_ndim=2)
+    if dim == "rows":
+        return W
+    if dim == "columns":
+        return W.mT
+    raise ValueError(f"dim must be 'rows' or 'columns', got {dim!r}")
+
+
+def cosine_similarity_matrix(W: torch.Tensor, dim: Orientation = "columns") -> torch.Tensor:
+    """C_ij = |cos(w_i, w_j)| over the rows or columns of W: (..., k, k), unit diagonal (spec lu2024 A.1.1).
+
+    This is the "cos_sim_row"/"cos_sim_column" heat map of Lu et al. Fig. 1 and Fig. 2 (spec lu2024 A.1.2).
+    A zero vector has no direction: its row and column of C are NaN, as scipy's cosine distance gives in
+    the original code.
+    """
+    vectors = _vectors(W, dim)
+    unit = vectors / vectors.norm(dim=-1, keepdim=True)
+    return (unit @ unit.mT).abs()
+
+
+def pii(W: torch.Tensor, dim: Orientation = "columns") -> torch.Tensor:
+    """PII = (1/(k(k−1))) Σ_{i≠j} C_ij, the mean absolute cosine over ordered pairs of distinct vectors.
+
+    spec lu2024 A.1.1: in [0, 1]; 0 for mutually orthogonal vectors, 1 when all are collinear (e.g. a
+    constant-initialised layer). It equals the original |(mean(C) − 1/k)·k/(k−1)| because C_ii = 1.
+    Invariant to rescaling (or negating) individual vectors and to their order.
+    """
+    similarity = cosine_similarity_matrix(W, dim)
+    k = similarity.shape[-1]
+    if k < 2:
+        raise ValueError(
+            f"PII needs at least two {dim} vectors, got W of shape {tuple(W.shape)}; "
+            "choose the other orientation (dim='rows' or 'columns') or a larger layer"
+        )
+    off_diagonal = similarity.sum(dim=(-2, -1)) - similarity.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
+    return off_diagonal / (k * (k - 1))
+
+
+def conv_centre_tap(weight: torch.Tensor) -> torch.Tensor:
+    """The centre tap weight[..., :, :, kh//2, kw//2] of a conv weight (..., out, in, kh, kw): (..., out, in).
+
+    Lu et al. take this slice (``weight[:, :, 1, 1]`` of 3×3 kernels), not the reshaped out × (in·kh·kw)
+    matrix, as a conv layer's parameter matrix (spec lu2024 A.1.1). Kernels with an even side have no
+    centre and are rejected.
+    """
+    weight = as_metric_tensor(weight, "weight", min_ndim=4)
+    height, width = weight.shape[-2:]
+    if height % 2 == 0 or width % 2 == 0:
+        raise ValueError(
+            f"a {height}×{width} kernel has no centre tap; PII of conv layers is defined for odd kernel "
+            "sizes (Lu et al. use 3×3)"
+        )
+    return weight[..., height // 2, width // 2]

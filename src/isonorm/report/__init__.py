@@ -1,0 +1,38 @@
+"""The report: reference values, the scoreboard, notebook item rendering, the index page, the browser check.
+
+- ``references``     load ``notebooks/reference/<slug>.yaml`` (what each paper reported)
+- ``claims``         ``results/<slug>/claims.parquet`` (what the run produced)
+- ``comparison``     compare rules and verdicts, shared by every table that shows one
+- ``scoreboard``     ``results/scoreboard.csv`` and its summary (DESIGN 7)
+- ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id
+- ``site``           ``report/index.html``
+- ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files
+- ``browser_check``  headless-Chromium check of the built report
+
+``ItemRenderer`` is imported on first use (``from isonorm.report import ItemRenderer``) because it pulls in
+IPython and matplotlib, which the scoreboard and index rules do not need; ``browser_check`` (Selenium) is
+imported from its module by the test that runs it.
+"""
+
+from .claims import read_claims, write_claims
+from .comparison import COMPARE_RULES, VERDICTS, verdict, within
+from .ids import PAPER_SLUGS, check_item_id
+from .references import ReferenceFormatError, load_all_references, load_references, paper_title
+from .scoreboard import SCOREBOARD_COLUMNS, build_scoreboard, read_scoreboard, summarize_scoreboard, write_scoreboard
+from .site import build_index
+
+__all__ = [
+    "COMPARE_RULES", "ItemRenderer", "PAPER_SLUGS", "SCOREBOARD_COLUMNS", "VERDICTS", "ReferenceFormatError",
+    "build_index", "build_scoreboard", "check_item_id", "load_all_references", "load_references", "paper_title",
+    "read_claims", "read_scoreboard", "summarize_scoreboard", "verdict", "within", "write_claims",
+    "write_scoreboard",
+]
+
+
+def __getattr__(name: str):
+    # PEP 562: resolve the notebook helper lazily (see the module docstring).
+    if name == "ItemRenderer":
+        from .notebook import ItemRenderer
+
+        return ItemRenderer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,147 @@
+"""Helpers a paper's papermill notebook calls to render its items (DESIGN 2, 3, 7).
+
+Each figure or table is saved under ``report/<slug>/`` (PNG for the page plus PDF/SVG, or CSV + Markdown +
+LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the executed notebook, converted to
+``report/<slug>.html``, links every item by its id and shows its images by relative path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, display
+from matplotlib.figure import Figure
+
+from .ids import check_item_id, check_slug
+from .markup import escape, frame_table, preset_badge, reference_table, style_block
+from .references import load_references
+from .scoreboard import read_all_claims, score
+
+# LaTeX's special characters; pandas escapes the cells (escape=True) but not the caption.
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+
+# Page resolution for the HTML report; the PDF/SVG copies are vector, for print and papers.
+FIGURE_DPI = 120
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+class ItemRenderer:
+    """Renders the items of one paper's page and remembers which ids it has used.
+
+    ``reference_file`` None means no reported-vs-reproduced tables. ``claims_file`` may be None or not yet
+    exist: the tables then show every reference as ``not-run`` rather than failing the notebook.
+    """
+
+    def __init__(
+        self,
+        slug: str,
+        report_dir: str | Path,
+        reference_file: str | Path | None,
+        claims_file: str | Path | None,
+        preset: str,
+    ) -> None:
+        self.slug = check_slug(slug)
+        self.report_dir = Path(report_dir)
+        self.item_dir = self.report_dir / slug
+        self.preset = preset
+        references = load_references(reference_file) if reference_file is not None else None
+        claims = read_all_claims([] if claims_file is None else [claims_file])
+        self.scored = score(references, claims) if references is not None else None
+        # item id -> the HTML shown for it, in page order.
+        self.rendered: dict[str, str] = {}
+
+    def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None) -> None:
+        """Save ``fig`` as ``<item>.png/.pdf/.svg`` and show it with caption and reported-vs-reproduced table."""
+        self._claim_id(item)
+        self.item_dir.mkdir(parents=True, exist_ok=True)
+        for fmt in FIGURE_FORMATS:
+            fig.savefig(self.item_dir / f"{item}.{fmt}", dpi=FIGURE_DPI, bbox_inches="tight")
+        # Closed so that the inline backend does not show it a second time below the cell.
+        plt.close(fig)
+        links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in FIGURE_FORMATS[1:])
+        body = f'<img src="{self.slug}/{item}.png" alt="{escape(caption)}">'
+        self._show(item, body, caption, deviations, links)
+
+    def table(
+        self,
+        frame: pd.DataFrame,
+        item: str,
+        caption: str,
+        deviations: str | Iterable[str] | None = None,
+        index: bool = False,
+        float_format: str = ".4g",
+    ) -> None:
+        """Save ``frame`` as ``<item>.csv/.md/.tex`` and show it like a figure.
+
+        The CSV keeps full precision (it is for machines); Markdown, LaTeX and HTML use ``float_format``.
+        """
+        self._claim_id(item)
+        self.item_dir.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(self.item_dir / f"{item}.csv", index=index)
+        (self.item_dir / f"{item}.md").write_text(frame.to_markdown(index=index, floatfmt=float_format) + "\n")
+        (self.item_dir / f"{item}.tex").write_text(
+            frame.to_latex(
+                index=index, caption=latex_escape(caption), label=item, escape=True,
+                float_format=lambda v: format(v, float_format),
+            )
+        )
+        links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in ("csv", "md", "tex"))
+        self._show(item, frame_table(frame, float_format, index), caption, deviations, links)
+
+    def not_reproducible(self, item: str, reason: str) -> None:
+        """Mark an item the project cannot reproduce, saying why (its references stay ``not-run``)."""
+        self._placeholder(item, "not-reproducible", "not reproducible", reason)
+
+    def not_run(self, item: str, reason: str) -> None:
+        """Mark an item whose results this run did not produce (e.g. ``compute: data-free``)."""
+        self._placeholder(item, "not-run", "not run", reason)
+
+    def _placeholder(self, item: str, css_class: str, headline: str, reason: str) -> None:
+        self._claim_id(item)
+        html = (
+            f'<section id="{item}" class="item {css_class}">'
+            f'<h3><span class="item-id">{item}</span> {headline}</h3><p>{escape(reason)}</p>'
+            f"{self._reference_rows(item)}</section>"
+        )
+        self._emit(item, html)
+
+    def _claim_id(self, item: str) -> None:
+        check_item_id(item, self.slug)
+        if item in self.rendered:
+            raise ValueError(
+                f"item id {item!r} is rendered twice on the {self.slug} page; HTML ids must be unique — "
+                "give the second one its own id (e.g. its panel letter)"
+            )
+
+    def _reference_rows(self, item: str) -> str:
+        if self.scored is None:
+            return ""
+        return reference_table(self.scored[self.scored["item"] == item])
+
+    def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str) -> None:
+        if isinstance(deviations, str):
+            deviations = [deviations]
+        deviation_text = "; ".join(deviations or [])
+        # The reference table sits inside the figcaption: HTML allows figcaption only first or last.
+        caption_html = (
+            f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} {escape(caption)}'
+            + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
+            + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
+        )
+        self._emit(item, f'<figure id="{item}" class="item">{body}{caption_html}</figure>')
+
+    def _emit(self, item: str, html: str) -> None:
+        # The style block travels with the first item so that the converted page needs no other asset.
+        prefix = style_block() if not self.rendered else ""
+        self.rendered[item] = html
+        display(HTML(prefix + html))
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)

@@ -1,0 +1,74 @@
+"""Execute a paper's jupytext notebook with papermill and render the executed copy to static HTML.
+
+The notebook (``notebooks/<slug>.py``, percent format) is converted in memory, executed with the rule's
+parameters injected after its ``parameters`` cell, saved as ``results/<slug>/notebook.ipynb`` (code and
+outputs, for whoever wants to see how a figure was drawn) and rendered without code cells to
+``report/<slug>.html``: the page shows figures, tables and text only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import jupytext
+import nbformat
+import papermill
+from nbconvert import HTMLExporter
+
+from ..results import atomic_path
+
+
+def render_paper_notebook(
+    notebook: str | Path,
+    executed: str | Path,
+    page: str | Path,
+    parameters: Mapping[str, Any],
+    log_path: str | Path | None = None,
+    cwd: str | Path = ".",
+) -> None:
+    """Run ``notebook`` with ``parameters`` (non-str values are passed as JSON strings) and write the page."""
+    params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in parameters.items()}
+    source = jupytext.read(notebook)
+    with tempfile.TemporaryDirectory() as tmp:
+        template = Path(tmp) / (Path(notebook).stem + ".ipynb")
+        nbformat.write(source, template)
+        Path(executed).parent.mkdir(parents=True, exist_ok=True)
+        out = atomic_path(executed)
+        try:
+            papermill.execute_notebook(
+                str(template), str(out), parameters=params, kernel_name="python3", cwd=str(cwd),
+                progress_bar=False, log_output=log_path is not None, report_mode=False,
+            )
+            os.replace(out, executed)
+        finally:
+            out.unlink(missing_ok=True)
+    write_page(executed, page)
+
+
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body {{ font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
+line-height: 1.45 }} img {{ max-width: 100%; }} nav {{ margin-bottom: 1em }}</style></head>
+<body><nav><a href="index.html">&larr; all papers and the scoreboard</a></nav>
+{body}
+</body></html>
+"""
+
+
+def write_page(executed: str | Path, page: str | Path) -> None:
+    """Static, self-contained HTML of the executed notebook: outputs only, no scripts from the internet."""
+    notebook = nbformat.read(executed, as_version=4)
+    exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(notebook)
+    title = Path(page).stem
+    tmp = atomic_path(page)
+    try:
+        tmp.write_text(PAGE.format(title=title, body=body), encoding="utf-8")
+        os.replace(tmp, page)
+    finally:
+        tmp.unlink(missing_ok=True)

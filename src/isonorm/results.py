@@ -1,0 +1,65 @@
+"""The results contract (DESIGN 5): tidy Parquet, provenance in the metadata, atomic writes.
+
+Every measurement the pipeline makes is one row: columns for every varied factor (``width``, ``depth``,
+``seed``, ``layer``, ``epoch`` ...) plus either ``metric``/``value`` or one column per metric when they are
+always measured together. The file's key-value metadata holds, under the key ``isonorm``, a JSON object
+with the config subset that produced it, the git commit, package versions and the device.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .provenance import provenance
+
+METADATA_KEY = b"isonorm"
+
+
+def atomic_path(path: str | Path):
+    """A temporary sibling of ``path``; rename it over ``path`` once fully written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def write_results(
+    frame: pd.DataFrame,
+    path: str | Path,
+    config: Mapping[str, Any] | None = None,
+    device: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``frame`` to ``path`` atomically, with provenance metadata. A killed job leaves no file."""
+    path = Path(path)
+    meta = {"config": dict(config or {}), **provenance(device), **dict(extra or {})}
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+    existing = table.schema.metadata or {}
+    table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
+    tmp = atomic_path(path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    return pd.read_parquet(path)
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The provenance object stored with a results file."""
+    schema = pq.read_schema(path)
+    raw = (schema.metadata or {}).get(METADATA_KEY)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,86 @@
+"""Chains H_{l+1} = (1/sqrt d) BN(W_l act(H_l)) of Daneshmand et al. (2021), batched over runs.
+
+Shapes follow the paper: H has shape (runs, d, n), features in rows, samples in columns (spec
+daneshmand2021 B.1). BN is the paper's Eq. (1): each row (feature) is scaled to unit norm across the n
+samples, no mean subtraction; the 1/sqrt(d) factor makes ||H||_F = 1.
+
+Two samplers for the product W H with i.i.d. N(0, 1) entries of W (the code's ``randn(d, d)``; the paper's
+N(0, 1/d) is equivalent because BN is scale invariant):
+
+- ``direct``: draw W and multiply, O(d^2 n) per layer. The reference path, and the only one that can share one
+  W between two chains (Fig. 1).
+- ``cholesky``: the rows of W H are i.i.d. N(0, H^T H), so W H is sampled exactly in distribution as Z F^T with
+  Z ~ N(0, 1)^{d x n} and F F^T = H^T H; O(d n^2) per layer (spec B.1, "Efficient exact sampler"). F comes from
+  an eigendecomposition, not a Cholesky factorisation, so rank-deficient Gram matrices (d < n, or the nearly
+  degenerate H0 of Fig. 2) are handled exactly too.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import torch
+
+Activation = Callable[[torch.Tensor], torch.Tensor]
+
+# Activations of the Appendix-G figure (spec daneshmand2021 "AppFig-G"): the notebook's "sigmoid" is
+# defined as tanh(x) + 1, kept under that name so the figure's legend reads as the paper's.
+ACTIVATIONS: dict[str, Activation] = {
+    "identity": lambda x: x,
+    "relu": torch.relu,
+    "tanh": torch.tanh,
+    "sin": torch.sin,
+    "sigmoid": lambda x: torch.tanh(x) + 1.0,
+}
+
+SAMPLERS = ("direct", "cholesky")
+
+
+def batch_normalize(m: torch.Tensor, scale: bool = True) -> torch.Tensor:
+    """BN of the paper's Eq. (1): unit-norm rows across samples, then 1/sqrt(d) when ``scale``."""
+    out = m / m.norm(dim=-1, keepdim=True)
+    return out / m.shape[-2] ** 0.5 if scale else out
+
+
+def _gram_factor(h: torch.Tensor) -> torch.Tensor:
+    """F with F F^T = H^T H, batched, via a clamped eigendecomposition (exact for singular Grams)."""
+    eigvals, eigvecs = torch.linalg.eigh(h.transpose(-1, -2) @ h)
+    return eigvecs * eigvals.clamp_min(0).sqrt().unsqueeze(-2)
+
+
+def gaussian_product(h: torch.Tensor, sampler: str, generator: torch.Generator) -> torch.Tensor:
+    """A draw of W H, W with i.i.d. N(0, 1) entries of shape (d, d), independently for each run."""
+    runs, d, n = h.shape
+    if sampler == "direct":
+        w = torch.randn(runs, d, d, generator=generator, dtype=h.dtype, device=h.device)
+        return w @ h
+    if sampler == "cholesky":
+        z = torch.randn(runs, d, n, generator=generator, dtype=h.dtype, device=h.device)
+        return z @ _gram_factor(h).transpose(-1, -2)
+    raise ValueError(f"unknown sampler {sampler!r}; use one of {SAMPLERS}")
+
+
+def run_chain(
+    h0: torch.Tensor,
+    layers: int,
+    generator: torch.Generator,
+    *,
+    batch_norm: bool = True,
+    activation: str = "identity",
+    sampler: str = "direct",
+    scale: bool = True,
+) -> Iterator[torch.Tensor]:
+    """Yield H_1, ..., H_layers of the chain started at ``h0`` (runs, d, n).
+
+    ``batch_norm=False`` gives the vanilla chain H_{l+1} = W_l act(H_l). ``scale=False`` drops the 1/sqrt(d)
+    factor (the Appendix-G notebook scales rows to unit norm only).
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; use one of {sorted(ACTIVATIONS)}")
+    act = ACTIVATIONS[activation]
+    h = h0
+    for _ in range(layers):
+        h = gaussian_product(act(h), sampler, generator)
+        if batch_norm:
+            h = batch_normalize(h, scale=scale)
+        yield h

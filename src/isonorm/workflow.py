@@ -1,0 +1,54 @@
+"""Glue between Snakemake's ``script:`` directive and the library: logging and dispatch.
+
+Scripts under scripts/ are three lines each; everything a test may want to reach lives here or deeper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pandas as pd
+
+log = logging.getLogger("isonorm")
+
+
+@contextlib.contextmanager
+def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
+    """Send logging (and warnings, and the traceback of a failure) to the rule's ``log:`` file."""
+    path = Path(snakemake.log[0]) if snakemake.log else None
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(path, mode="w"))
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
+    logging.captureWarnings(True)
+    start = time.perf_counter()
+    log.info("rule %s, wildcards %s", snakemake.rule, dict(snakemake.wildcards))
+    try:
+        yield log
+    except BaseException:
+        log.exception("rule %s failed", snakemake.rule)
+        raise
+    log.info("rule %s done in %.1f s", snakemake.rule, time.perf_counter() - start)
+
+
+def resolve_function(spec: str) -> Callable[..., Any]:
+    """``package.module:function`` -> the function."""
+    module_name, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module_name), name)
+
+
+def run_experiment(run: dict[str, Any]) -> pd.DataFrame:
+    """Call the library function a rule names (rules/common.smk ``experiment``) with its settings."""
+    frame = resolve_function(run["function"])(run["config"], **run["kwargs"])
+    if not isinstance(frame, pd.DataFrame) or frame.empty:
+        raise RuntimeError(f"{run['function']} returned no measurements")
+    return frame
