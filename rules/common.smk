@@ -1,4 +1,4 @@
-# Helpers shared by every rule file: paths, config lookups, script parameters. No rules here.
+# Helpers shared by all the .smk files (paths, config lookups, script parameters); no rules here.
 
 from pathlib import Path
 
@@ -44,3 +44,41 @@ def experiment(function, cfg, **kwargs):
 def training_kwargs(slug, dataset, checkpoint):
     """Keyword arguments every training function receives from its rule."""
     return {"data_root": DATA_ROOT, "dataset": dataset, "device": config["device"], "checkpoint": checkpoint}
+
+
+# --- what each paper's rules produce (read by the paper's claims and notebook rules) -----------------
+
+D21 = config["daneshmand2021"]
+D21_LIB = "isonorm.experiments.daneshmand2021"
+
+
+def d21_results():
+    """Every results file of the paper, by item; the data items only when compute == all."""
+    files = {
+        "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
+        "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
+        "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
+        "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=D21["fig3"]["batch_sizes"]),
+        "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
+    }
+    if not DATA_FREE_ONLY:
+        dt = D21["depth_training"]
+        files["depth_training"] = expand(
+            results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
+            init=dt["inits"], depth=dt["depths"],
+        )
+        files["fig4b"] = [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")]
+        files["appfig6"] = expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"])
+        files["appfig7"] = expand(
+            results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
+            init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
+        )
+    return files
+
+
+PAPER_RESULTS = {"daneshmand2021": d21_results}
+
+
+def paper_results(wc):
+    """Every results file of the paper named by the {slug} wildcard."""
+    return [f for files in PAPER_RESULTS[wc.slug]().values() for f in files]

@@ -2,34 +2,6 @@
 # Spec: ../shared/spec/daneshmand2021.md. Library: src/isonorm/experiments/daneshmand2021/.
 # Data-free simulations first, then the CIFAR-10 experiments (training rules ask for one GPU).
 
-D21 = config["daneshmand2021"]
-D21_LIB = "isonorm.experiments.daneshmand2021"
-
-
-def d21_results():
-    """Every results file of the paper, by item; the data items only when compute == all."""
-    files = {
-        "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
-        "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
-        "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
-        "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=D21["fig3"]["batch_sizes"]),
-        "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
-    }
-    if not DATA_FREE_ONLY:
-        dt = D21["depth_training"]
-        files["depth_training"] = expand(
-            results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
-            init=dt["inits"], depth=dt["depths"],
-        )
-        files["fig4b"] = [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")]
-        files["appfig6"] = expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"])
-        files["appfig7"] = expand(
-            results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
-            init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
-        )
-    return files
-
-
 # --- random chains, no data (CPU) -------------------------------------------------------------------
 
 rule daneshmand2021_fig1:
@@ -37,6 +9,8 @@ rule daneshmand2021_fig1:
         results("daneshmand2021", "fig1", "chains.parquet"),
     params:
         run=experiment(f"{D21_LIB}.simulations:warmup_cosine", D21["fig1"]),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig1"),
     script:
@@ -50,6 +24,8 @@ rule daneshmand2021_fig2a:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
         ),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig2a-width{width}"),
     script:
@@ -63,6 +39,8 @@ rule daneshmand2021_fig2b:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
         ),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig2b-width{width}"),
     benchmark:
@@ -78,6 +56,8 @@ rule daneshmand2021_fig3:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:assumption_a1_grid", {**D21["fig3"], "batch_sizes": [int(wc.n)]}
         ),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig3-batch{n}"),
     benchmark:
@@ -93,6 +73,8 @@ rule daneshmand2021_appfigg:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
         ),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfigg-{activation}"),
     benchmark:
@@ -119,6 +101,8 @@ rule daneshmand2021_depth_training:
         ),
     resources:
         gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "depth_training-{init}-depth{depth}"),
     benchmark:
@@ -140,6 +124,8 @@ rule daneshmand2021_fig4b:
         ),
     resources:
         gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig4b-depth{depth}"),
     benchmark:
@@ -161,6 +147,8 @@ rule daneshmand2021_appfig6:
             arch=wc.arch,
             **training_kwargs("daneshmand2021", D21["appfig6"]["dataset"], None),
         ),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfig6-{arch}"),
     benchmark:
@@ -184,6 +172,8 @@ rule daneshmand2021_appfig7:
         ),
     resources:
         gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfig7-{init}-extra{extra}"),
     benchmark:

@@ -7,8 +7,10 @@ rule fetch_dataset:
         dataset_ready("{dataset}"),
     params:
         spec=lambda wc: dataset_spec(wc.dataset),
-        root=DATA_ROOT,
+        root=lambda wc, output: Path(output[0]).parent.parent,
         retries=config["data"].get("download_retries", 3),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         "logs/data/fetch_{dataset}.log",
     localrule: True

@@ -2,15 +2,8 @@
 # item into report/<slug>.html; the scoreboard compares claims with notebooks/reference/<slug>.yaml;
 # report/index.html ties it together. All local rules: they are quick and read only finished results.
 
-PAPER_RESULTS = {"daneshmand2021": d21_results}
-
-
 wildcard_constraints:
     slug="|".join(PAPERS),
-
-
-def paper_results(wc):
-    return [f for files in PAPER_RESULTS[wc.slug]().values() for f in files]
 
 
 rule paper_claims:
@@ -20,6 +13,8 @@ rule paper_claims:
         "results/{slug}/claims.parquet",
     params:
         results=lambda wc: PAPER_RESULTS[wc.slug](),
+    conda:
+        "../envs/pipeline.yaml"
     log:
         "logs/{slug}/claims.log",
     localrule: True
@@ -44,6 +39,8 @@ rule paper_notebook:
         executed="results/{slug}/notebook.ipynb",
     params:
         preset=config["preset"],
+    conda:
+        "../envs/pipeline.yaml"
     log:
         "logs/{slug}/notebook.log",
     localrule: True
@@ -59,6 +56,8 @@ rule scoreboard:
         report("results/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
     params:
         preset=config["preset"],
+    conda:
+        "../envs/pipeline.yaml"
     log:
         "logs/scoreboard.log",
     localrule: True
@@ -76,6 +75,8 @@ rule report_index:
         papers=PAPERS,
         preset=config["preset"],
         config=config,
+    conda:
+        "../envs/pipeline.yaml"
     log:
         "logs/report_index.log",
     localrule: True

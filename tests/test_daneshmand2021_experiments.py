@@ -1,0 +1,77 @@
+"""The Daneshmand et al. (2021) experiment functions on tiny settings: shapes, invariants, claims."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isonorm.data import fetch_dataset
+from isonorm.experiments.daneshmand2021 import claims, layer_profiles, simulations, summaries
+
+
+def test_warmup_cosine_starts_aligned_for_bn_and_orthogonal_for_vanilla():
+    frame = simulations.warmup_cosine({"width": 8, "layers": 5, "runs": 3, "eps": 1e-3})
+    assert len(frame) == 2 * 5 * 3
+    first = frame[frame.layer == 1].groupby("network").abs_cosine.mean()
+    assert first["BN"] == pytest.approx(1.0, abs=1e-3)
+    assert first["Vanilla"] == pytest.approx(0.0, abs=1e-12)
+    assert frame.abs_cosine.between(0, 1 + 1e-12).all()
+
+
+def test_gap_through_depth_is_bounded_and_one_file_per_width():
+    cfg = {"widths": [8, 16], "batch": 4, "layers": 12, "runs": 2, "h0_small": 1e-6, "sampler": "cholesky"}
+    frame = simulations.gap_through_depth(cfg, "fig2a")
+    assert set(frame.width) == {8, 16} and frame.layer.min() == 1 and frame.layer.max() == 12
+    assert (frame.orthogonality_gap <= math.sqrt(1 - 1 / 4) + 1e-9).all()
+
+
+def test_assumption_a1_cannot_hold_when_width_is_below_batch_size():
+    cfg = {"batch_sizes": [6], "widths": [4, 64], "runs": 2, "layers": 10, "threshold": 0.1, "sampler": "cholesky"}
+    grid = summaries.a1_grid(simulations.assumption_a1_grid(cfg)).set_index("width").holds
+    assert not grid[4]
+
+
+def test_activation_fluctuations_shrink_with_width():
+    cfg = {"activations": ["tanh"], "widths": [16, 128], "batch": 4, "reference_layers": 300,
+           "measure_layers": 100, "sampler": "direct"}
+    frame = simulations.activation_fluctuations(cfg).set_index("width").avg_deviation
+    assert frame[128] < frame[16]
+
+
+def test_window_average_code_offset_is_minus_log_runs():
+    gaps = pd.DataFrame({"width": 8, "run": np.repeat([0, 1, 2], 4), "layer": np.tile([1, 2, 3, 4], 3),
+                         "orthogonality_gap": 0.5})
+    plain = summaries.window_average(gaps, (1, 4))
+    coded = summaries.window_average(gaps, (1, 4), code_offset=True)
+    np.testing.assert_allclose(plain.log_avg_gap - coded.log_avg_gap, math.log(3))
+
+
+def test_loglog_slope_recovers_a_power_law():
+    d = np.array([16, 32, 64, 128])
+    assert summaries.loglog_slope(d, 3 * d**-0.5) == pytest.approx(-0.5)
+
+
+def test_gap_profile_on_synthetic_cifar(tmp_path):
+    fetch_dataset("cifar10", tmp_path, "synthetic", n_train=64, n_test=16)
+    cfg = {"transform": "mnist_constants", "batches": 2, "batch_size": 8, "layers": 3, "width": 8,
+           "padding_mode": "reflect"}
+    frame = layer_profiles.gap_profile(cfg, arch="convnet", data_root=str(tmp_path), dataset="cifar10", device="cpu")
+    assert len(frame) == 2 * 2 * 3  # norms x batches x layers
+    # layer 1 is the raw data, the same for both networks
+    first = frame[frame.layer == 1].pivot(index="batch", columns="norm", values="orthogonality_gap")
+    np.testing.assert_allclose(first["batchnorm"], first["none"])
+
+
+def test_claims_of_the_simulation_items(tmp_path):
+    fig1 = simulations.warmup_cosine({"width": 8, "layers": 6, "runs": 2, "eps": 1e-3})
+    cfg2b = {"widths": [8, 16], "batch": 4, "layers": 20, "runs": 2, "h0_small": 1e-6, "sampler": "cholesky",
+             "caption_window": [5, 20], "code_window": [1, 15]}
+    paths = {}
+    for name, frame in {"fig1": fig1, "fig2b": simulations.gap_through_depth(cfg2b, "fig2b")}.items():
+        paths[name] = [str(tmp_path / f"{name}.parquet")]
+        frame.to_parquet(paths[name][0])
+    out = claims.measure(paths, {"fig2b": cfg2b})
+    assert set(out.item) == {"daneshmand2021-fig1", "daneshmand2021-fig2b"}
+    assert {"slope_caption", "slope_code", "bn_plateau"} <= set(out.quantity)
+    assert list(out.columns) == ["item", "quantity", "value", "note"]
