@@ -130,12 +130,14 @@ else:
     ax.imshow(grid.to_numpy(dtype=float), cmap="gray", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=90)
     ax.set_yticks(range(grid.shape[0]), grid.index)
+    ax.grid(False)
+    # The blue curve in pixel coordinates (columns linear in n, rows log2-spaced widths), where it is on the grid.
+    widths = grid.index.to_numpy()[::-1]
     n = np.linspace(grid.columns.min(), grid.columns.max(), 200)
     d = s.a1_curve(n)
-    # map (n, d) to pixel coordinates: columns are linear in n; rows are log2-spaced widths
-    col = np.interp(n, grid.columns, range(grid.shape[1]))
-    widths = grid.index.to_numpy()[::-1]
-    row = grid.shape[0] - 1 - np.interp(np.log2(np.clip(d, widths.min(), widths.max())), np.log2(widths), range(len(widths)))
+    inside = (d >= widths.min()) & (d <= widths.max())
+    col = np.interp(n[inside], grid.columns, range(grid.shape[1]))
+    row = grid.shape[0] - 1 - np.interp(np.log2(d[inside]), np.log2(widths), range(len(widths)))
     ax.plot(col, row, color="tab:blue", lw=2, label="d = (n − 28)^1.8")
     ax.set(xlabel="n (batch size)", ylabel="d (width)")
     ax.legend(loc="lower right", fontsize=7)

@@ -63,7 +63,7 @@ def write_page(executed: str | Path, page: str | Path) -> None:
     """Static, self-contained HTML of the executed notebook: outputs only, no scripts from the internet."""
     notebook = nbformat.read(executed, as_version=4)
     exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+                            exclude_output_prompt=True, exclude_anchor_links=True)
     body, _ = exporter.from_notebook_node(notebook)
     title = Path(page).stem
     tmp = atomic_path(page)
