@@ -29,12 +29,12 @@ rule paper_notebook:
         reference="notebooks/reference/{slug}.yaml",
         notebook="notebooks/{slug}.py",
     output:
-        page=report("report/{slug}.html", category="{slug}", caption="../notebooks/captions/{slug}.rst"),
+        page=report("report/{slug}.html", category="{slug}", caption="../notebooks/captions/paper.rst"),
         figures=report(
             directory("report/{slug}"),
             patterns=["{name}.png"],
             category="{slug}",
-            caption="../notebooks/captions/{slug}.rst",
+            caption="../notebooks/captions/paper.rst",
         ),
         executed="results/{slug}/notebook.ipynb",
     params:
