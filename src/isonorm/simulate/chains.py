@@ -21,15 +21,15 @@ from typing import Callable, Iterator
 
 import torch
 
+from ..metrics import get_activation
+
 Activation = Callable[[torch.Tensor], torch.Tensor]
 
-# Activations of the Appendix-G figure (spec daneshmand2021 "AppFig-G"): the notebook's "sigmoid" is
-# defined as tanh(x) + 1, kept under that name so the figure's legend reads as the paper's.
+# Activations of the Appendix-G figure (spec daneshmand2021 "AppFig-G"), from the shared registry, except
+# that the notebook's "sigmoid" is defined as tanh(x) + 1: kept under that name so the legend reads as the
+# paper's.
 ACTIVATIONS: dict[str, Activation] = {
-    "identity": lambda x: x,
-    "relu": torch.relu,
-    "tanh": torch.tanh,
-    "sin": torch.sin,
+    **{name: get_activation(name) for name in ("identity", "relu", "tanh", "sin")},
     "sigmoid": lambda x: torch.tanh(x) + 1.0,
 }
 
