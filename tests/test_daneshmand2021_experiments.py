@@ -75,3 +75,13 @@ def test_claims_of_the_simulation_items(tmp_path):
     assert set(out.item) == {"daneshmand2021-fig1", "daneshmand2021-fig2b"}
     assert {"slope_caption", "slope_code", "bn_plateau"} <= set(out.quantity)
     assert list(out.columns) == ["item", "quantity", "value", "note"]
+
+
+def test_checkpoint_is_discarded_only_for_jobs_that_have_one(tmp_path):
+    from isonorm.workflow import discard_checkpoint
+
+    ckpt = tmp_path / "x.parquet.ckpt"
+    ckpt.write_bytes(b"state")
+    discard_checkpoint({"kwargs": {"checkpoint": str(ckpt)}})
+    assert not ckpt.exists()
+    discard_checkpoint({"kwargs": {}})  # simulations have none

@@ -52,3 +52,14 @@ def run_experiment(run: dict[str, Any]) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         raise RuntimeError(f"{run['function']} returned no measurements")
     return frame
+
+
+def discard_checkpoint(run: dict[str, Any]) -> None:
+    """Remove a training job's checkpoint once its results are safely written.
+
+    Checkpoints exist to resume a killed job; after success they would only hold disk (hundreds of MB for the
+    deep ConvNets) and block a rerun with changed settings (their fingerprint would no longer match).
+    """
+    checkpoint = run["kwargs"].get("checkpoint")
+    if checkpoint:
+        Path(checkpoint).unlink(missing_ok=True)
