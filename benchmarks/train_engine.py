@@ -21,7 +21,6 @@ import argparse
 import datetime as dt
 import json
 import logging
-import os
 import time
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from torchvision.datasets import VisionDataset
 
 from isonorm.models.mlp import mlp
 from isonorm.provenance import provenance
-from isonorm.results import atomic_path
+from isonorm.atomic import write_text_atomically
 from isonorm.runtime import generator, resolve_device
 from isonorm.train import OptimizerConfig, TrainConfig, train_stacked
 
@@ -187,12 +186,7 @@ def main() -> None:
               "batch_size": BATCH_SIZE, "lr": LR, "preprocess_seconds": preprocess_s, "results": rows,
               "ratio_naive_over_engine": ratio, "provenance": provenance(str(device))}
     path = RESULTS / f"{device.type}-{record['date']}.json"
-    tmp = atomic_path(path)
-    try:
-        tmp.write_text(json.dumps(record, indent=2) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text_atomically(path, json.dumps(record, indent=2) + "\n")
     print(f"wrote {path}")
 
 

@@ -107,7 +107,7 @@ else:
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     for ax, part, color in zip(axes, (caption, code), (VANILLA_BLUE, "tab:gray")):
         sns.lineplot(data=part, x="log_width", y="log_avg_gap", marker="o", color=color, ax=ax, **CI)
-        slope = np.polyfit(part.log_width, part.log_avg_gap, 1)[0]
+        slope = s.slope(part.log_width, part.log_avg_gap)
         ax.set(xlabel="Log(width)", ylabel="Log(avg. orthogonality gap)", title=f"{part.version.iloc[0]} (slope {slope:.2f})")
     render.figure(
         fig, "daneshmand2021-fig2b",

@@ -41,7 +41,7 @@ def experiment(function, cfg, **kwargs):
     return {"function": function, "config": dict(cfg), "kwargs": kwargs}
 
 
-def training_kwargs(slug, dataset, checkpoint):
+def training_kwargs(dataset, checkpoint):
     """Keyword arguments every training function receives from its rule."""
     return {"data_root": DATA_ROOT, "dataset": dataset, "device": config["device"], "checkpoint": checkpoint}
 

@@ -97,7 +97,7 @@ rule daneshmand2021_depth_training:
             D21["depth_training"],
             init=wc.init,
             depth=int(wc.depth),
-            **training_kwargs("daneshmand2021", D21["depth_training"]["dataset"], output[0] + ".ckpt"),
+            **training_kwargs(D21["depth_training"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
         gpu=1,
@@ -120,7 +120,7 @@ rule daneshmand2021_fig4b:
         run=lambda wc, output: experiment(
             f"{D21_LIB}.depth_training:train_gap_during_training",
             D21["fig4b"],
-            **training_kwargs("daneshmand2021", D21["fig4b"]["dataset"], output[0] + ".ckpt"),
+            **training_kwargs(D21["fig4b"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
         gpu=1,
@@ -145,7 +145,7 @@ rule daneshmand2021_appfig6:
             f"{D21_LIB}.layer_profiles:gap_profile",
             D21["appfig6"],
             arch=wc.arch,
-            **training_kwargs("daneshmand2021", D21["appfig6"]["dataset"], None),
+            **training_kwargs(D21["appfig6"]["dataset"], None),
         ),
     conda:
         "../envs/pipeline.yaml"
@@ -168,7 +168,7 @@ rule daneshmand2021_appfig7:
             D21["appfig7"],
             init=wc.init,
             extra_layers=int(wc.extra),
-            **training_kwargs("daneshmand2021", D21["appfig7"]["dataset"], output[0] + ".ckpt"),
+            **training_kwargs(D21["appfig7"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
         gpu=1,

@@ -6,7 +6,6 @@ import re
 
 import pandas as pd
 import pytest
-import yaml
 
 from conftest import snakemake
 from isonorm.experiments.daneshmand2021.summaries import ITEMS

@@ -9,8 +9,6 @@ with the config subset that produced it, the git commit, package versions and th
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -18,18 +16,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .atomic import atomic_write
 from .provenance import provenance
 
 METADATA_KEY = b"isonorm"
-
-
-def atomic_path(path: str | Path):
-    """A temporary sibling of ``path``; rename it over ``path`` once fully written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    return Path(tmp)
 
 
 def write_results(
@@ -45,12 +35,8 @@ def write_results(
     table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
     existing = table.schema.metadata or {}
     table = table.replace_schema_metadata({**existing, METADATA_KEY: json.dumps(meta, default=str).encode()})
-    tmp = atomic_path(path)
-    try:
+    with atomic_write(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 

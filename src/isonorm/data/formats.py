@@ -19,7 +19,6 @@ Images come back as (N, H, W, C) for colour and (N, H, W) for grey-scale, labels
 from __future__ import annotations
 
 import gzip
-import os
 import pickle
 import zlib
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..results import atomic_path
+from ..atomic import write_bytes_atomically
 from .registry import DatasetSpec, Split
 
 IDX_UBYTE = 0x08  # idx type code of unsigned bytes, the only one MNIST/FashionMNIST use
@@ -125,20 +124,11 @@ def read_split(spec: DatasetSpec, dataset_dir: Path, split: Split) -> tuple[np.n
     return images, labels
 
 
-def _write_atomic(path: Path, payload: bytes) -> None:
-    tmp = atomic_path(path)
-    try:
-        tmp.write_bytes(payload)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_idx(path: Path, array: np.ndarray) -> None:
     """Write a uint8 array as an (uncompressed) idx file, atomically."""
     array = np.ascontiguousarray(array, dtype=np.uint8)
     header = bytes([0, 0, IDX_UBYTE, array.ndim]) + np.asarray(array.shape, dtype=">u4").tobytes()
-    _write_atomic(path, header + array.tobytes())
+    write_bytes_atomically(path, header + array.tobytes())
 
 
 def write_cifar_batch(path: Path, images: np.ndarray, labels: np.ndarray, label_key: str, batch_label: str) -> None:
@@ -153,9 +143,9 @@ def write_cifar_batch(path: Path, images: np.ndarray, labels: np.ndarray, label_
         "data": np.ascontiguousarray(images.transpose(0, 3, 1, 2)).reshape(len(images), -1),
         "filenames": [f"{batch_label}_{i:06d}.png" for i in range(len(images))],
     }
-    _write_atomic(path, pickle.dumps(entry, protocol=PICKLE_PROTOCOL))
+    write_bytes_atomically(path, pickle.dumps(entry, protocol=PICKLE_PROTOCOL))
 
 
 def write_cifar_meta(path: Path, names: dict[str, list[str]]) -> None:
     """Write a CIFAR meta file (``label_names`` or ``fine_label_names``/``coarse_label_names``)."""
-    _write_atomic(path, pickle.dumps(names, protocol=PICKLE_PROTOCOL))
+    write_bytes_atomically(path, pickle.dumps(names, protocol=PICKLE_PROTOCOL))

@@ -7,12 +7,11 @@ never rewritten (DESIGN 4: downloads are resumable, complete data is kept).
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..results import atomic_path
+from ..atomic import write_text_atomically
 
 MARKER_NAME = ".ready"
 
@@ -39,10 +38,5 @@ def write_marker(dataset_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
     """Atomically write ``record`` (plus a UTC timestamp) as the marker; returns what was written."""
     record = {**record, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     path = marker_path(dataset_dir)
-    tmp = atomic_path(path)
-    try:
-        tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return record

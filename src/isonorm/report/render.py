@@ -9,7 +9,6 @@ outputs, for whoever wants to see how a figure was drawn) and rendered without c
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
@@ -19,7 +18,7 @@ import nbformat
 import papermill
 from nbconvert import HTMLExporter
 
-from ..results import atomic_path
+from ..atomic import atomic_write, write_text_atomically
 
 
 def render_paper_notebook(
@@ -36,16 +35,11 @@ def render_paper_notebook(
     with tempfile.TemporaryDirectory() as tmp:
         template = Path(tmp) / (Path(notebook).stem + ".ipynb")
         nbformat.write(source, template)
-        Path(executed).parent.mkdir(parents=True, exist_ok=True)
-        out = atomic_path(executed)
-        try:
+        with atomic_write(executed) as out:
             papermill.execute_notebook(
                 str(template), str(out), parameters=params, kernel_name="python3", cwd=str(cwd),
                 progress_bar=False, log_output=log_path is not None, report_mode=False,
             )
-            os.replace(out, executed)
-        finally:
-            out.unlink(missing_ok=True)
     write_page(executed, page)
 
 
@@ -66,9 +60,4 @@ def write_page(executed: str | Path, page: str | Path) -> None:
                             exclude_output_prompt=True, exclude_anchor_links=True)
     body, _ = exporter.from_notebook_node(notebook)
     title = Path(page).stem
-    tmp = atomic_path(page)
-    try:
-        tmp.write_text(PAGE.format(title=title, body=body), encoding="utf-8")
-        os.replace(tmp, page)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text_atomically(page, PAGE.format(title=title, body=body))

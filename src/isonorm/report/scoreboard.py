@@ -14,7 +14,7 @@ import pandas as pd
 
 from .claims import CLAIM_COLUMNS, read_claims
 from .comparison import VERDICTS, verdict
-from .files import write_text_atomically
+from ..atomic import write_text_atomically
 from .ids import paper_of
 from .references import load_all_references
 

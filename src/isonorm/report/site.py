@@ -15,7 +15,7 @@ import yaml
 
 from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import VERDICTS
-from .files import write_text_atomically
+from ..atomic import write_text_atomically
 from .markup import PAPER_PRESET, escape, format_number, frame_table, style_block, verdict_cell
 from .scoreboard import read_scoreboard, summarize_scoreboard
 

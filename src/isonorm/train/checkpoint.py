@@ -8,13 +8,12 @@ part of it: resuming with more epochs extends a finished training.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..results import atomic_path
+from ..atomic import atomic_write
 
 FORMAT = "isonorm.train.checkpoint/1"
 
@@ -24,14 +23,10 @@ class CheckpointError(RuntimeError):
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` through a temporary sibling and ``os.replace``."""
+    """Write ``payload`` to ``path`` atomically."""
     path = Path(path)
-    tmp = atomic_path(path)
-    try:
+    with atomic_write(path) as tmp:
         torch.save({"format": FORMAT, **payload}, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def load_checkpoint(path: str | Path, fingerprint: dict[str, Any], device: torch.device) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def _fig2b(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, float]:
     code = s.window_average(df, tuple(cfg["code_window"]), code_offset=True).groupby("width").log_avg_gap.mean()
     return {
         "slope_caption": s.loglog_slope(caption.index.to_numpy(), caption.to_numpy()),
-        "slope_code": np.polyfit(np.log(code.index.to_numpy()), code.to_numpy(), 1)[0],
+        "slope_code": s.slope(np.log(code.index.to_numpy()), code.to_numpy()),
     }
 
 

@@ -26,15 +26,18 @@ CLASSES = 10
 
 
 def spectral_gap_measure(x: torch.Tensor, batch_size: int, every_epoch: bool, *seed: object):
-    """measure(stacked, epoch) for the engine: mean spectral gap of the logits over shuffled batches."""
-    order = torch.randperm(x.shape[0], generator=generator(*seed)).to(x.device)
+    """measure(stacked, epoch) for the engine: mean spectral gap of the logits over shuffled batches.
+
+    The batches are drawn once (the same for every epoch) and gathered one at a time, so measuring never
+    holds a second copy of the training set.
+    """
+    batches = torch.randperm(x.shape[0], generator=generator(*seed)).to(x.device).split(batch_size)
 
     def measure(stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
         if epoch > 0 and not every_epoch:
             return {}
-        logits = predict(stacked, x[order], batch_size)  # (R, N, 10)
-        gaps = torch.stack([spectral_orthogonality_gap(b) for b in logits.split(batch_size, dim=1)])
-        return {"spectral_gap": gaps.mean(dim=0)}
+        gaps = [spectral_orthogonality_gap(predict(stacked, x[index], batch_size)) for index in batches]
+        return {"spectral_gap": torch.stack(gaps).mean(dim=0)}
 
     return measure
 

@@ -17,9 +17,14 @@ ITEMS = (
 )
 
 
+def slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of y against x."""
+    return float(np.polyfit(x, y, 1)[0])
+
+
 def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
     """Least-squares slope of ln y against ln x (Fig. 2b, Appendix-G figure)."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+    return slope(np.log(x), np.log(y))
 
 
 def window_average(gaps: pd.DataFrame, window: tuple[int, int], code_offset: bool = False) -> pd.DataFrame:
