@@ -15,6 +15,8 @@ from pathlib import Path
 TRACKED_PACKAGES = (
     "torch", "torchvision", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "seaborn",
     "snakemake", "papermill", "jupytext", "isonorm",
+    # checkpoint stage: hook order and module outputs depend on the transformers version (joudaki2023 D7)
+    "transformers", "huggingface_hub", "safetensors", "tokenizers",
 )
 
 

@@ -2,6 +2,7 @@
 
 ``fetch_dataset`` (run by the data rule) leaves ``<root>/<name>/`` in torchvision's on-disk layout with a
 ``.ready`` marker; ``load_split`` reads it with our fast readers and applies ToTensor + Normalize once.
+Text corpora for language-model probes (``fetch_texts``/``load_texts``) are frozen into ``<root>/<name>/texts.json``.
 """
 
 from .fetch import SOURCES, fetch_dataset
@@ -10,11 +11,13 @@ from .download import DownloadError
 from .preprocess import NAMED_TRANSFORMS, Normalization, preprocess, resolve_normalization
 from .registry import DATASETS, DatasetSpec, dataset_spec
 from .tensors import TensorPair, load_split
+from .texts import TEXT_CORPORA, fetch_texts, load_texts, read_texts, shipped_texts
 
 __all__ = [
     "DATASETS",
     "NAMED_TRANSFORMS",
     "SOURCES",
+    "TEXT_CORPORA",
     "CorruptDataError",
     "DatasetSpec",
     "DownloadError",
@@ -22,8 +25,12 @@ __all__ = [
     "TensorPair",
     "dataset_spec",
     "fetch_dataset",
+    "fetch_texts",
     "load_split",
+    "load_texts",
     "preprocess",
     "read_split",
+    "read_texts",
     "resolve_normalization",
+    "shipped_texts",
 ]

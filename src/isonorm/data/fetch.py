@@ -19,7 +19,7 @@ from typing import Any, Literal
 from .download import download_with_torchvision
 from .formats import read_split
 from .local import stage_local
-from .marker import read_marker, write_marker
+from .marker import already_complete, check_source, read_marker, write_marker
 from .registry import SPLITS, DatasetSpec, dataset_spec
 from .synthetic import write_synthetic
 
@@ -32,13 +32,7 @@ def _request(
     spec: DatasetSpec, source: str, path: str | Path | None, n_train: int | None, n_test: int | None, seed: int
 ) -> dict[str, Any]:
     """Validate the arguments and describe the data they ask for (compared with an existing marker)."""
-    if source not in SOURCES:
-        raise ValueError(f"unknown data source {source!r} for {spec.name}; use one of {SOURCES}")
-    if (path is None) == (source == "local"):
-        raise ValueError(
-            f"data set {spec.name}: `path` is required by source `local` and used by no other source "
-            f"(got source {source!r}, path {path!r})"
-        )
+    check_source("data", spec.name, source, SOURCES, path)
     if source != "synthetic":
         if n_train is not None or n_test is not None:
             raise ValueError(
@@ -82,14 +76,8 @@ def fetch_dataset(
     dataset_dir = Path(root) / name
     request = _request(spec, source, path, n_train, n_test, seed)
     existing = read_marker(dataset_dir)
-    if existing is not None:
-        if not _matches(existing, request):
-            held = {key: existing.get(key) for key in request}
-            raise RuntimeError(
-                f"{dataset_dir} already holds a complete {name} ({held}), "
-                f"but {request} was asked for. Complete data is never overwritten: give this configuration "
-                f"its own data root, or delete {dataset_dir} to fetch again."
-            )
+    held = None if existing is None else {key: existing.get(key) for key in request}
+    if already_complete(dataset_dir, name, held, request, existing is not None and _matches(existing, request)):
         return dataset_dir
 
     dataset_dir.mkdir(parents=True, exist_ok=True)

@@ -40,3 +40,31 @@ def write_marker(dataset_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
     path = marker_path(dataset_dir)
     write_text_atomically(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return record
+
+
+def check_source(kind: str, name: str, source: str, sources: tuple[str, ...] | frozenset[str], path: Any) -> None:
+    """The source is known, and ``path`` is given exactly when the source is ``local`` (a pre-staged folder)."""
+    if source not in sources:
+        raise ValueError(f"unknown {kind} source {source!r} for {name}; use one of {tuple(sources)}")
+    if (path is None) == (source == "local"):
+        raise ValueError(
+            f"{kind} {name}: `path` is required by source `local` and used by no other source "
+            f"(got source {source!r}, path {path!r})"
+        )
+
+
+def already_complete(folder: Path, what: str, held: dict[str, Any] | None, request: dict[str, Any],
+                     matches: bool) -> bool:
+    """True when ``folder`` is complete and holds what was asked for; an error when it holds something else.
+
+    ``held`` is the marker's description of the contents (None: incomplete or absent, so fetch), ``matches``
+    whether it satisfies ``request``. A complete folder is never overwritten, whatever the new settings.
+    """
+    if held is None:
+        return False
+    if not matches:
+        raise RuntimeError(
+            f"{folder} already holds a complete {what} ({held}), but {request} was asked for. Complete data is "
+            f"never overwritten: give this configuration its own root folder, or delete {folder} to fetch again."
+        )
+    return True

@@ -1,0 +1,277 @@
+"""The checkpoint stage offline: tiny/local/huggingface sources, markers, Hub errors and corrupt folders.
+
+Hub failures are simulated by replacing ``snapshot_download`` with functions raising huggingface_hub's own
+exception classes; every model here is a tiny random GPT-2 written by the ``tiny`` source.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import httpx2
+import pytest
+import torch
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HfHubHTTPError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+from isonorm.checkpoints import (
+    CHECKPOINTS,
+    CorruptCheckpointError,
+    GatedRepoAccessError,
+    HubNotFoundError,
+    HubUnreachableError,
+    MissingCheckpointFilesError,
+    checkpoint_record,
+    fetch_checkpoint,
+    load_checkpoint_model,
+    load_checkpoint_tokenizer,
+)
+from isonorm.checkpoints.validate import check_safetensors
+
+SPEC = CHECKPOINTS["gpt2"]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory) -> Path:
+    return fetch_checkpoint("gpt2", tmp_path_factory.mktemp("ckpt"), source="tiny")
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in SPEC.files}
+
+
+def copy_files(source: Path, target: Path, skip: tuple[str, ...] = ()) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for name in SPEC.files:
+        if name not in skip:
+            shutil.copyfile(source / name, target / name)
+    return target
+
+
+def hub_error(cls, status: int = 404, message: str = "simulated"):
+    response = httpx2.Response(status, request=httpx2.Request("GET", "https://huggingface.co/api/models/x"))
+    return cls(message, response=response)
+
+
+# ---- registry ---------------------------------------------------------------------------------------------
+
+def test_gpt2_is_pinned_to_a_commit_and_allow_lists_safetensors_only():
+    assert SPEC.repo == "openai-community/gpt2"
+    assert len(SPEC.revision) == 40 and int(SPEC.revision, 16) >= 0  # a full commit sha, never a branch
+    assert "model.safetensors" in SPEC.files and not any(f.endswith((".bin", ".h5", ".msgpack")) for f in SPEC.files)
+    assert SPEC.model_class == "GPT2Model"  # spec D-FigB5: no LM head
+
+
+def test_unknown_checkpoint_and_source_are_rejected(tmp_path):
+    with pytest.raises(ValueError, match="unknown checkpoint"):
+        fetch_checkpoint("gpt5", tmp_path, source="tiny")
+    with pytest.raises(ValueError, match="unknown checkpoint source"):
+        fetch_checkpoint("gpt2", tmp_path, source="ftp")
+    with pytest.raises(ValueError, match="`path` is required"):
+        fetch_checkpoint("gpt2", tmp_path, source="local")
+    with pytest.raises(ValueError, match="unknown option"):
+        fetch_checkpoint("gpt2", tmp_path, source="tiny", n_layers=3)
+
+
+# ---- tiny -------------------------------------------------------------------------------------------------
+
+def test_tiny_has_the_real_layout_and_loads_with_the_same_code(tiny_dir):
+    assert SPEC.missing_files(tiny_dir) == []
+    record = checkpoint_record(tiny_dir)
+    assert record["source"] == "tiny" and set(record["files"]) == set(SPEC.files)
+    model = load_checkpoint_model(tiny_dir)
+    tokenizer = load_checkpoint_tokenizer(tiny_dir)
+    assert type(model).__name__ == "GPT2Model" and not model.training
+    assert model.config._attn_implementation == "eager"
+    ids = tokenizer("A lighthouse is a tall tower.", return_tensors="pt")["input_ids"]
+    assert int(ids.max()) < model.config.vocab_size
+    assert tokenizer.decode(ids[0]) == "A lighthouse is a tall tower."  # byte-level BPE round-trips
+    out = model(input_ids=ids).last_hidden_state
+    assert out.shape == (1, ids.shape[1], model.config.n_embd)
+
+
+def test_tiny_is_deterministic_per_seed(tmp_path, tiny_dir):
+    again = fetch_checkpoint("gpt2", tmp_path / "a", source="tiny")
+    assert files_of(again) == files_of(tiny_dir)
+    other = fetch_checkpoint("gpt2", tmp_path / "b", source="tiny", seed=1)
+    assert (other / "model.safetensors").read_bytes() != (tiny_dir / "model.safetensors").read_bytes()
+    assert (other / "tokenizer.json").read_bytes() == (tiny_dir / "tokenizer.json").read_bytes()
+
+
+def test_tiny_sizes_are_configurable(tmp_path):
+    folder = fetch_checkpoint("gpt2", tmp_path, source="tiny", n_layer=1, n_embd=32, n_head=4)
+    config = json.loads((folder / "config.json").read_text())
+    assert (config["n_layer"], config["n_embd"], config["n_head"]) == (1, 32, 4)
+
+
+def test_a_complete_checkpoint_is_never_rewritten(tmp_path):
+    folder = fetch_checkpoint("gpt2", tmp_path, source="tiny")
+    marker = (folder / ".ready").read_text()
+    assert fetch_checkpoint("gpt2", tmp_path, source="tiny") == folder
+    assert (folder / ".ready").read_text() == marker
+    with pytest.raises(RuntimeError, match="never overwritten"):
+        fetch_checkpoint("gpt2", tmp_path, source="tiny", seed=3)
+
+
+# ---- local ------------------------------------------------------------------------------------------------
+
+def test_local_stages_a_complete_folder(tmp_path, tiny_dir):
+    staged = copy_files(tiny_dir, tmp_path / "staged")
+    folder = fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+    assert files_of(folder) == files_of(tiny_dir)
+    assert checkpoint_record(folder)["path"] == str(staged.resolve())
+    a, b = load_checkpoint_model(folder), load_checkpoint_model(tiny_dir)
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_local_names_the_missing_files(tmp_path, tiny_dir):
+    staged = copy_files(tiny_dir, tmp_path / "staged", skip=("merges.txt", "model.safetensors"))
+    with pytest.raises(MissingCheckpointFilesError, match="lacks 2 file.*model.safetensors.*merges.txt"):
+        fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=tmp_path / "nowhere")
+
+
+# ---- huggingface (snapshot_download simulated) ------------------------------------------------------------
+
+def test_huggingface_downloads_the_pinned_allow_list(tmp_path, tiny_dir, monkeypatch):
+    calls = []
+
+    def fake_snapshot_download(repo_id, *, revision, local_dir, allow_patterns, **kwargs):
+        calls.append({"repo_id": repo_id, "revision": revision, "allow_patterns": allow_patterns})
+        copy_files(tiny_dir, Path(local_dir))
+        return str(local_dir)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
+    folder = fetch_checkpoint("gpt2", tmp_path, source="huggingface")
+    assert calls == [{"repo_id": SPEC.repo, "revision": SPEC.revision, "allow_patterns": list(SPEC.files)}]
+    record = checkpoint_record(folder)
+    assert (record["source"], record["repo"], record["revision"]) == ("huggingface", SPEC.repo, SPEC.revision)
+    with pytest.raises(RuntimeError, match="never overwritten"):  # another revision under the same root
+        fetch_checkpoint("gpt2", tmp_path, source="huggingface", revision="0" * 40)
+
+
+def test_huggingface_retries_a_transient_error(tmp_path, tiny_dir, monkeypatch):
+    attempts = []
+
+    def flaky(repo_id, *, local_dir, **kwargs):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise httpx2.ConnectError("connection reset")
+        copy_files(tiny_dir, Path(local_dir))
+        return str(local_dir)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", flaky)
+    fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=3, backoff_s=0)
+    assert len(attempts) == 3
+
+
+@pytest.mark.parametrize("error, expected, words", [
+    (lambda: hub_error(RepositoryNotFoundError, 401), HubNotFoundError, ["not found", "revision"]),
+    (lambda: hub_error(RevisionNotFoundError, 404), HubNotFoundError, ["607a30d783dfa663caf39e06633721c8d4cfcd7e"]),
+    (lambda: hub_error(GatedRepoError, 403), GatedRepoAccessError,
+     ["gated", "https://huggingface.co/openai-community/gpt2", "HF_TOKEN"]),
+])
+def test_hub_refusals_fail_at_once_with_the_fix(tmp_path, monkeypatch, error, expected, words):
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(1)
+        raise error()
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", refuse)
+    with pytest.raises(expected) as caught:
+        fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=3, backoff_s=0)
+    assert len(attempts) == 1  # not retried: waiting cannot fix it
+    for word in words:
+        assert word in str(caught.value)
+    assert not (tmp_path / "gpt2" / ".ready").exists()
+
+
+@pytest.mark.parametrize("error", [
+    lambda: LocalEntryNotFoundError("cannot reach the Hub and nothing is cached"),
+    lambda: httpx2.ConnectError("name resolution failed"),
+    lambda: hub_error(HfHubHTTPError, 503),  # a server outage
+])
+def test_an_unreachable_hub_names_the_offline_ways(tmp_path, monkeypatch, error):
+    attempts = []
+
+    def offline(*args, **kwargs):
+        attempts.append(1)
+        raise error()
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", offline)
+    with pytest.raises(HubUnreachableError) as caught:
+        fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=2, backoff_s=0)
+    assert len(attempts) == 3
+    message = str(caught.value)
+    assert "presets/quick.yaml" in message and "`local`" in message and "`tiny`" in message
+
+
+def test_a_revision_without_the_needed_files_is_reported(tmp_path, tiny_dir, monkeypatch):
+    def partial(repo_id, *, local_dir, **kwargs):
+        copy_files(tiny_dir, Path(local_dir), skip=("tokenizer.json",))
+        return str(local_dir)
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", partial)
+    with pytest.raises(MissingCheckpointFilesError, match="has no tokenizer.json"):
+        fetch_checkpoint("gpt2", tmp_path, source="huggingface")
+
+
+# ---- corrupt folders ----------------------------------------------------------------------------------------
+
+def test_loading_an_unfetched_folder_says_to_fetch(tmp_path, tiny_dir):
+    with pytest.raises(MissingCheckpointFilesError, match="does not exist.*fetch_checkpoint"):
+        load_checkpoint_model(tmp_path / "nothing")
+    unfinished = copy_files(tiny_dir, tmp_path / "unfinished")
+    with pytest.raises(MissingCheckpointFilesError, match="no .ready marker"):
+        load_checkpoint_model(unfinished)
+
+
+def test_a_truncated_weights_file_is_named(tmp_path, tiny_dir):
+    folder = tmp_path / "gpt2"
+    shutil.copytree(tiny_dir, folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1000])
+    with pytest.raises(CorruptCheckpointError, match=r"model\.safetensors.*Delete .*gpt2 and fetch"):
+        load_checkpoint_model(folder)
+    with pytest.raises(CorruptCheckpointError, match="truncated"):
+        check_safetensors(weights)
+
+
+def test_a_truncated_download_is_caught_at_fetch(tmp_path, tiny_dir):
+    staged = copy_files(tiny_dir, tmp_path / "staged")
+    weights = staged / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-10])
+    with pytest.raises(CorruptCheckpointError, match="truncated"):
+        fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+    assert not (tmp_path / "root" / "gpt2" / ".ready").exists()
+
+
+@pytest.mark.parametrize("name, garbage", [("model.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all"),
+                                           ("config.json", b"{\"n_layer\": ")])
+def test_garbled_files_are_named(tmp_path, tiny_dir, name, garbage):
+    staged = copy_files(tiny_dir, tmp_path / "staged")
+    (staged / name).write_bytes(garbage)
+    with pytest.raises(CorruptCheckpointError, match=name.replace(".", r"\.")):
+        fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+
+
+def test_weights_that_miss_parameters_are_refused(tmp_path, tiny_dir):
+    from safetensors.torch import load_file, save_file
+
+    staged = copy_files(tiny_dir, tmp_path / "staged")
+    tensors = load_file(staged / "model.safetensors")
+    dropped = min(tensors)
+    kept = {k: v for k, v in tensors.items() if k != dropped}
+    save_file(kept, staged / "model.safetensors", metadata={"format": "pt"})
+    folder = fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+    with pytest.raises(CorruptCheckpointError, match="lacks 1 parameter"):
+        load_checkpoint_model(folder)
