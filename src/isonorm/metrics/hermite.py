@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
@@ -117,6 +118,50 @@ def hermite_coefficients(
     return np.array(coefficients)
 
 
+@dataclass(frozen=True)
+class GaussianMoments:
+    """E σ, E[xσ] and E σ² of σ(gain·x) for x ∼ N(0, 1): the mean-field constants c0, c1 and Σ_k c_k².
+
+    c0 and c1 are the first two orthonormal Hermite coefficients; Parseval gives E σ² = Σ_{k≥0} c_k². These are
+    the quantities of the originals' ``act_info`` (spec joudaki2023 D.0 (A)).
+    """
+
+    c0: float
+    c1: float
+    second_moment: float
+
+    @property
+    def variance(self) -> float:
+        """Var σ = E σ² − c0² = Σ_{k≥1} c_k² (the mean-field normalisation constant squared)."""
+        return self.second_moment - self.c0**2
+
+    @property
+    def strength(self) -> float:
+        """β_σ = 2 − c1²/Var σ (metrics.md M5), NaN for a constant σ."""
+        return 2.0 - self.c1**2 / self.variance if self.variance > 0 else math.nan
+
+
+def gaussian_moments(
+    sigma: Sigma,
+    method: Method = "quadrature",
+    n_samples: int = MONTE_CARLO_SAMPLES,
+    seed: int = 0,
+    gain: float = 1.0,
+) -> GaussianMoments:
+    """c0 = E σ(gain·x), c1 = E[x σ(gain·x)] and E σ(gain·x)² under x ∼ N(0, 1), in float64.
+
+    Same estimators as :func:`isometry_strength`: ``"quadrature"`` (exact, D8) or the seeded ``"monte_carlo"``
+    (the originals' ``act_info`` used one fixed set of 2·10⁶ samples: pass ``n_samples=2 * 10**6``).
+    """
+    x, root_weights = _expectation_points(method, n_samples, seed)
+    weighted = _weighted_values(sigma, gain, x, root_weights)
+    return GaussianMoments(
+        c0=float((weighted * root_weights).sum()),
+        c1=float((weighted * root_weights * x).sum()),
+        second_moment=float((weighted**2).sum()),
+    )
+
+
 def isometry_strength(
     sigma: Sigma,
     method: Method = "quadrature",
@@ -129,17 +174,13 @@ def isometry_strength(
     Σ_{k≥1} c_k² = Var σ by Parseval, so no truncation of the Hermite series is involved. A constant σ has
     no β (0/0) and raises ``ValueError``.
     """
-    x, root_weights = _expectation_points(method, n_samples, seed)
-    weighted = _weighted_values(sigma, gain, x, root_weights)
-    mean = (weighted * root_weights).sum()
-    variance = (weighted**2).sum() - mean**2
-    first = (weighted * root_weights * x).sum()
-    if not variance > 1e-12 * (weighted**2).sum():
+    moments = gaussian_moments(sigma, method, n_samples, seed, gain)
+    if not moments.variance > 1e-12 * moments.second_moment:
         raise ValueError(
-            f"σ(gain·x) with gain={gain} is constant under N(0,1) (variance {float(variance):.3g}), "
+            f"σ(gain·x) with gain={gain} is constant under N(0,1) (variance {moments.variance:.3g}), "
             "so β is undefined; pass a non-constant σ and a non-zero gain"
         )
-    return float(2.0 - first**2 / variance)
+    return moments.strength
 
 
 def _leaky_relu_strength(slope: float) -> float:
