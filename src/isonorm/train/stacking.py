@@ -8,7 +8,8 @@ parameter, so their gradients stay independent.
 from __future__ import annotations
 
 import copy
-from typing import Sequence
+import functools
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -50,17 +51,21 @@ class StackedModels:
     def device(self) -> torch.device:
         return next(iter(self.params.values())).device
 
-    def _call(self, params: dict, buffers: dict, x: torch.Tensor) -> torch.Tensor:
-        return functional_call(self.template, (params, buffers), (x,))
+    def _call(self, params: dict, buffers: dict, x: torch.Tensor, **kwargs: Any) -> Any:
+        return functional_call(self.template, (params, buffers), (x,), kwargs or None)
 
-    def forward(self, x: torch.Tensor, shared_input: bool = False) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, shared_input: bool = False, **kwargs: Any) -> Any:
         """Outputs of all runs: (R, B, ...) from per-run inputs (R, B, ...) or one input (B, ...) for all.
 
         Random layers (dropout) draw different masks for different runs (``randomness="different"``).
         Whether BatchNorm/dropout act in training or evaluation mode follows ``train()`` / ``eval()``.
+        ``kwargs`` go unchanged to every run's ``forward`` (e.g. ``trace=True`` of
+        :class:`isonorm.models.layernorm_mlp.LayerNormMLP`); they are not batched, so they must be the same
+        for all runs. A forward that returns a tuple of tensors gives a tuple of (R, ...) tensors.
         """
         in_dims = (0, 0, None if shared_input else 0)
-        return vmap(self._call, in_dims=in_dims, randomness="different")(self.params, self.buffers, x)
+        call = functools.partial(self._call, **kwargs) if kwargs else self._call
+        return vmap(call, in_dims=in_dims, randomness="different")(self.params, self.buffers, x)
 
     __call__ = forward
 
