@@ -21,6 +21,7 @@ report: "rules/workflow.rst"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/daneshmand2021.smk"
+include: "rules/joudaki2023.smk"
 include: "rules/report.smk"
 
 

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-PAPERS = ["daneshmand2021"]  # grows as the other papers land: lu2024, meterez2024, joudaki2023
+PAPERS = ["daneshmand2021", "joudaki2023"]  # grows as the other papers land: lu2024, meterez2024
 DATA_ROOT = config["data"]["root"]
 DATA_FREE_ONLY = config["compute"] == "data-free"
+CHECKPOINT_ROOT = config["checkpoints"]["root"]
 
 
 def results(slug, *parts):
@@ -26,6 +27,16 @@ def dataset_ready(name):
     return f"{DATA_ROOT}/{name}/.ready"
 
 
+def checkpoint_ready(name):
+    """Marker written last by the checkpoint fetch rule (resources/checkpoints/<name>/.ready)."""
+    return f"{CHECKPOINT_ROOT}/{name}/.ready"
+
+
+def texts_ready(name):
+    """Marker written last by the text-corpus fetch rule."""
+    return f"{DATA_ROOT}/{name}/.ready"
+
+
 def dataset_spec(name):
     try:
         return config["data"]["datasets"][name]
@@ -33,6 +44,26 @@ def dataset_spec(name):
         raise ValueError(
             f"data set {name!r} is used by an experiment but has no entry under data: datasets: in the "
             f"config; add e.g. `{name}: {{source: torchvision}}`"
+        ) from None
+
+
+def texts_spec(name):
+    try:
+        return config["data"]["texts"][name]
+    except KeyError:
+        raise ValueError(
+            f"text corpus {name!r} is used by an experiment but has no entry under data: texts: in the config; "
+            f"add e.g. `{name}: {{source: shipped, n_texts: 3, max_chars: 120}}`"
+        ) from None
+
+
+def checkpoint_spec(name):
+    try:
+        return config["checkpoints"]["models"][name]
+    except KeyError:
+        raise ValueError(
+            f"checkpoint {name!r} is used by an experiment but has no entry under checkpoints: models: in the "
+            f"config; add e.g. `{name}: {{source: huggingface, repo: ..., revision: <commit sha>}}`"
         ) from None
 
 
@@ -76,7 +107,28 @@ def d21_results():
     return files
 
 
-PAPER_RESULTS = {"daneshmand2021": d21_results}
+J23 = config["joudaki2023"]
+J23_LIB = "isonorm.experiments.joudaki2023"
+J23_STRENGTHS = ["table2", "tableb1", "figb1"]
+J23_SIMULATIONS = ["fig4", "fig5_6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3"]
+
+
+def j23_results():
+    """Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all."""
+    files = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in J23_STRENGTHS}
+    files.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in J23_SIMULATIONS})
+    if not DATA_FREE_ONLY:
+        files["fig3"] = [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")]
+        files["figb4"] = expand(results("joudaki2023", "figb4", "{dataset}.parquet"), dataset=J23["figb4"]["datasets"])
+        for run_set in ("fig2_runs", "fig7_runs"):
+            files[run_set] = expand(
+                results("joudaki2023", run_set, "{activation}.parquet"), activation=J23[run_set]["activations"]
+            )
+        files["figb5"] = [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")]
+    return files
+
+
+PAPER_RESULTS = {"daneshmand2021": d21_results, "joudaki2023": j23_results}
 
 
 def paper_results(wc):

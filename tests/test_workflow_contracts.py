@@ -19,7 +19,9 @@ def test_paper_dag_has_downloads_and_gpu_training(workflow_dir):
     done = snakemake(workflow_dir, "-n", "--quiet", "rules")
     assert done.returncode == 0, done.stderr
     for rule in ("fetch_dataset", "daneshmand2021_depth_training", "daneshmand2021_fig4b", "daneshmand2021_appfig7",
-                 "daneshmand2021_fig3", "paper_notebook", "report_index"):
+                 "daneshmand2021_fig3", "paper_notebook", "report_index", "fetch_checkpoint", "fetch_texts",
+                 "joudaki2023_train_runs", "joudaki2023_fig3", "joudaki2023_figb4", "joudaki2023_figb5",
+                 "joudaki2023_simulation", "joudaki2023_strengths"):
         assert rule in done.stdout, rule
 
 
@@ -27,6 +29,10 @@ def test_data_free_dag_has_no_download(workflow_dir):
     done = snakemake(workflow_dir, "-n", "--quiet", "rules", "--config", "compute=data-free")
     assert done.returncode == 0, done.stderr
     assert "fetch_dataset" not in done.stdout and "daneshmand2021_fig3" in done.stdout
+    for rule in ("fetch_checkpoint", "fetch_texts", "joudaki2023_train_runs", "joudaki2023_figb5"):
+        assert rule not in done.stdout, rule
+    for rule in ("joudaki2023_simulation", "joudaki2023_strengths"):
+        assert rule in done.stdout, rule
 
 
 @pytest.mark.parametrize(
@@ -35,6 +41,8 @@ def test_data_free_dag_has_no_download(workflow_dir):
         ({"bogus_setting": 1}, "bogus_setting"),
         ({"daneshmand2021": {"fig4b": {"depht": 3}}}, "depht"),
         ({"data": {"datasets": {"cifar10": {"source": "ftp"}}}}, "ftp"),
+        ({"joudaki2023": {"fig5_6": {"normalisations": ["layer"]}}}, "normalisations"),
+        ({"checkpoints": {"models": {"gpt2": {"source": "hub"}}}}, "hub"),
     ],
 )
 def test_wrong_config_fails_at_parse_time_naming_the_key(workflow_dir, tmp_path, override, key):
@@ -56,3 +64,17 @@ def test_unreachable_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_p
     assert done.returncode != 0
     log = (workflow_dir / "logs" / "data" / "fetch_cifar10.log").read_text()
     assert "presets/quick.yaml" in log and "local" in log
+
+
+def test_unreachable_checkpoint_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_path):
+    closed = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+              "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+              "HF_HOME": str(tmp_path / "hf-home")}
+    config = tmp_path / "download.yaml"
+    config.write_text(yaml.safe_dump({"checkpoints": {"root": str(tmp_path / "ckpt"), "download_retries": 0}}))
+    done = snakemake(workflow_dir, f"{tmp_path}/ckpt/gpt2/.ready", "--cores", "1", "--configfile", str(config),
+                     env=closed, timeout=300)
+    assert done.returncode != 0
+    log = (workflow_dir / "logs" / "checkpoints" / "fetch_gpt2.log").read_text()
+    assert "local" in log and "tiny" in log
+    assert not (tmp_path / "ckpt" / "gpt2" / ".ready").exists()

@@ -8,22 +8,28 @@ import pandas as pd
 import pytest
 
 from conftest import snakemake
-from isonorm.experiments.daneshmand2021.summaries import ITEMS
+from isonorm.experiments.daneshmand2021.summaries import ITEMS as D21_ITEMS
+from isonorm.experiments.joudaki2023 import ITEMS as J23_ITEMS
 from isonorm.report import load_references
 
 pytestmark = pytest.mark.integration
-D21_IDS = [f"daneshmand2021-{item}" for item in ITEMS]
+ITEM_IDS = {
+    "daneshmand2021": [f"daneshmand2021-{item}" for item in D21_ITEMS],
+    "joudaki2023": [f"joudaki2023-{item}" for item in J23_ITEMS],
+}
+NOT_REPRODUCIBLE = {"daneshmand2021-apph"}
 
 
-def test_quick_report_has_every_item_with_a_rendered_figure_or_table(quick_run):
-    page = (quick_run / "report" / "daneshmand2021.html").read_text()
-    for item in D21_IDS:
+@pytest.mark.parametrize("slug", sorted(ITEM_IDS))
+def test_quick_report_has_every_item_with_a_rendered_figure_or_table(quick_run, slug):
+    page = (quick_run / "report" / f"{slug}.html").read_text()
+    for item in ITEM_IDS[slug]:
         assert f'id="{item}"' in page, f"{item} missing from the report"
     for src in re.findall(r'<img src="([^"]+)"', page):
         assert (quick_run / "report" / src).is_file(), src
-    figures = {p.stem for p in (quick_run / "report" / "daneshmand2021").glob("*.png")}
-    tables = {p.stem for p in (quick_run / "report" / "daneshmand2021").glob("*.csv")}
-    assert figures | tables >= set(D21_IDS) - {"daneshmand2021-apph"}
+    figures = {p.stem for p in (quick_run / "report" / slug).glob("*.png")}
+    tables = {p.stem for p in (quick_run / "report" / slug).glob("*.csv")}
+    assert figures | tables >= set(ITEM_IDS[slug]) - NOT_REPRODUCIBLE
     assert "quick" in page  # the preset badge
 
 
@@ -31,9 +37,10 @@ def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
     board = pd.read_csv(quick_run / "results" / "scoreboard.csv")
     assert list(board.columns) == ["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict",
                                    "preset"]
-    references = load_references(quick_run / "notebooks" / "reference" / "daneshmand2021.yaml")
     keys = set(zip(board["item"], board["quantity"]))
-    assert set(zip(references["item"], references["quantity"])) <= keys
+    for slug in ITEM_IDS:
+        references = load_references(quick_run / "notebooks" / "reference" / f"{slug}.yaml")
+        assert set(zip(references["item"], references["quantity"])) <= keys
     assert set(board.verdict) <= {"match", "mismatch", "not-run", "no-reference"}
     assert (board.preset == "quick").all()
     # verdicts come from this run: most quantities were reproduced
@@ -51,7 +58,7 @@ def test_results_are_tidy_parquet_with_provenance(quick_run):
 
 def test_index_page_links_the_paper_and_shows_provenance(quick_run):
     index = (quick_run / "report" / "index.html").read_text()
-    assert 'href="daneshmand2021.html' in index
+    assert 'href="daneshmand2021.html' in index and 'href="joudaki2023.html' in index
     assert "torch" in index and "quick" in index
 
 
@@ -62,7 +69,8 @@ def test_report_in_headless_chromium(quick_run):
     reason = browser_unavailable_reason()
     if reason:
         pytest.skip(reason)
-    problems = check_report(quick_run / "report", {"daneshmand2021.html": D21_IDS, "index.html": []})
+    pages = {f"{slug}.html": ids for slug, ids in ITEM_IDS.items()}
+    problems = check_report(quick_run / "report", {**pages, "index.html": []})
     assert problems == []
 
 

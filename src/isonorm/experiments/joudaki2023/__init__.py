@@ -1,0 +1,19 @@
+"""Joudaki, Daneshmand, Bach (NeurIPS 2023): isometry at initialization and the isometry strength β.
+
+- ``strengths``            Tables 2, B.1 and Fig. B.1: β in closed form, by quadrature and by Monte Carlo
+- ``schematic``            Fig. 1, drawn (no data)
+- ``simulations``          Figs. 4, 5, 6, 8a, 8b, 9, A.1, B.2, B.3 on the mean-field simulator
+                           (``isonorm.simulate.mean_field``); reductions in ``simulation_summaries``
+- ``image_mlps``           Figs. 2, 3, 7, B.4, B.6, B.7: LayerNorm MLPs on images, at init and trained;
+                           reductions in ``image_mlp_summaries``
+- ``gpt2_probe``           Fig. B.5: isometry gap across GPT-2's submodules; reductions in ``gpt2_summaries``
+- ``claims``               the checkable quantities the scoreboard compares with the paper
+"""
+
+SLUG = "joudaki2023"
+
+# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+ITEMS = (
+    "fig1", "table1", "table2", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8a", "fig8b", "fig9",
+    "figa1", "tableb1", "figb1", "figb2", "figb3", "figb4", "figb5", "figb6", "figb7",
+)

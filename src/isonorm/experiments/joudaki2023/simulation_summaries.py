@@ -1,0 +1,290 @@
+"""Reductions of the mean-field simulator results shared by the notebook and the scoreboard.
+
+The originals plot these results with two helpers (spec D.0 (A)):
+
+* ``plot_line_graph`` (Figs. 4, 5, 6, 8a, 8b, 9, B.2, B.3) does not filter by stage, so each point at
+  l ≥ 1 is the mean over the pre_norm AND post_norm rows of every run (2 × runs values) and l = 0 is the
+  input row. Decision D4: keep this ("faithful"); the post_norm-only variant is kept for QA.
+* ``plot_line`` (Fig. A.1 and the extra panel of Fig. B.2) keeps post_norm rows only and overlays a theory
+  column.
+
+Seaborn drops NaN rows before averaging; a mean that is infinite is not drawn either. ``line_means`` does
+the same and reports both as NaN, a missing point. ``claims`` measures the quantities of the reference file
+(notebooks/reference/joudaki2023.yaml) on these plotted values; read-offs from log-scale figures are
+compared as log10 values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+Convention = Literal["faithful", "post_norm"]
+Claims = dict[str, dict[str, float]]
+
+ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
+"""Item suffixes of the simulator figures (DESIGN 2), in the paper's order."""
+
+RESULT_KEYS = {"fig4": "fig4", "fig5": "fig5_6", "fig6": "fig5_6", "fig8a": "fig8a", "fig8b": "fig8b",
+               "fig9": "fig9", "figa1": "figa1", "figb2": "figb2", "figb3": "figb3"}
+"""Result key (one Parquet file per simulator experiment) of each item; Figs. 5 and 6 share one grid."""
+
+# Which configurations each plot_line_graph figure shows, and which column is its hue (spec D-Fig4 ... B3).
+PLOTTED = {
+    "fig4": ("centering", ["mf", "layer"]),  # D10: MF first = blue, layer second = orange, as the caption says
+    "fig5": ("normalization", ["none", "layer"]),
+    "fig6": ("normalization", ["layer", "mf"]),
+    "fig8a": ("activation", ["relu", "tanh", "selu"]),
+    "fig8b": ("activation_first", [True, False]),
+    "fig9": ("normalization", ["mf", "layer"]),
+    "figb2": ("gain", [0.5, 1.0, 2.0]),
+    "figb3": ("variant", ["MF", "xavier"]),
+}
+
+
+def line_rows(frame: pd.DataFrame, convention: Convention = "faithful") -> pd.DataFrame:
+    """The rows a line graph averages per layer: input at l = 0, then both stages (faithful, D4) or post_norm."""
+    if convention == "faithful":
+        return frame
+    if convention == "post_norm":
+        return frame[frame.stage.isin(["input", "post_norm"])]
+    raise ValueError(f"convention {convention!r} is not 'faithful' or 'post_norm'")
+
+
+def line_means(
+    frame: pd.DataFrame, by: Sequence[str], y: str = "iso_gap", convention: Convention = "faithful"
+) -> pd.DataFrame:
+    """The plotted value per (``by``, layer): mean of ``y`` over runs (and stages), as seaborn draws it.
+
+    NaN values are dropped before averaging (seaborn's ``dropna``); a layer without a finite value, or whose
+    mean is infinite, gets NaN: the originals show it as a missing point.
+    """
+    rows = line_rows(frame, convention)
+    means = rows.groupby([*by, "layer"], dropna=False)[y].mean().reset_index()
+    means[y] = means[y].where(np.isfinite(means[y]))
+    return means
+
+
+def select(frame: pd.DataFrame, **equal: Any) -> pd.DataFrame:
+    """Rows whose columns equal the given values (floats compared with a tolerance)."""
+    mask = pd.Series(True, index=frame.index)
+    for column, value in equal.items():
+        if isinstance(value, float):
+            mask &= np.isclose(frame[column].astype(float), value)
+        else:
+            mask &= frame[column] == value
+    return frame[mask]
+
+
+def value_at(means: pd.DataFrame, layer: int, y: str = "iso_gap", **equal: Any) -> float:
+    """The plotted value at ``layer`` of the curve selected by ``equal`` (NaN when missing)."""
+    hit = select(means, layer=layer, **equal)
+    return float(hit[y].iloc[0]) if len(hit) == 1 else math.nan
+
+
+def curve(means: pd.DataFrame, y: str = "iso_gap", **equal: Any) -> pd.Series:
+    """One plotted curve as a Series indexed by layer."""
+    return select(means, **equal).set_index("layer")[y].sort_index()
+
+
+def last_finite_layer(series: pd.Series) -> float:
+    """The deepest layer with a drawn point (NaN if none): where a diverging curve stops."""
+    finite = series[np.isfinite(series)]
+    return float(finite.index.max()) if len(finite) else math.nan
+
+
+def first_layer_above(series: pd.Series, threshold: float) -> float:
+    """The first layer whose plotted value exceeds ``threshold`` (NaN if never)."""
+    above = series[series > threshold]
+    return float(above.index.min()) if len(above) else math.nan
+
+
+def log10(value: float) -> float:
+    """log10 for read-offs from log-scale axes ([RO] rule: compare on log10 values); NaN stays NaN."""
+    return math.log10(value) if value > 0 else math.nan
+
+
+def max_log10_gap_between(a: pd.Series, b: pd.Series, from_layer: int = 1) -> float:
+    """Largest |log10 a − log10 b| over the layers ≥ ``from_layer`` where both curves are drawn."""
+    both = pd.concat([a, b], axis=1).dropna()
+    both = both[(both.index >= from_layer) & (both > 0).all(axis=1)]
+    return float(np.abs(np.log10(both.iloc[:, 0]) - np.log10(both.iloc[:, 1])).max()) if len(both) else math.nan
+
+
+def theory_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``plot_line``'s rows: post_norm only (Fig. A.1; the extra Fig. B.2 panel)."""
+    return frame[frame.stage == "post_norm"]
+
+
+def gain_prediction(frame: pd.DataFrame, factor: float) -> pd.DataFrame:
+    """Fig. B.2's extra panel: post_norm rows with ``prediction`` = factor·iso_gap0/β(σ(α·))^ℓ (spec D-FigB2)."""
+    rows = theory_rows(frame).copy()
+    rows["prediction"] = factor * rows.iso_gap0 / rows.beta_gain**rows.layer
+    return rows
+
+
+# --- claims -------------------------------------------------------------------------------------------
+
+
+def _fig4(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation", "centering"])
+    out: dict[str, float] = {}
+    points = {"relu": (1, 15, 30), "tanh": (30,), "sigmoid": (1, 30), "exp": (30,)}
+    diffs = []
+    for act, layers in points.items():
+        out[f"log10_gap_{act}_l0"] = log10(value_at(means, 0, activation=act, centering="layer"))
+        for centering in ("layer", "mf"):
+            for layer in layers:
+                out[f"log10_gap_{act}_{centering}_l{layer}"] = log10(
+                    value_at(means, layer, activation=act, centering=centering))
+        diffs.append(max_log10_gap_between(curve(means, activation=act, centering="layer"),
+                                           curve(means, activation=act, centering="mf")))
+    out["max_log10_diff_mf_vs_layer"] = float(np.nanmax(diffs)) if not np.all(np.isnan(diffs)) else math.nan
+    return out
+
+
+def _fig5(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation", "normalization"])
+    out = {"log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean()))}
+    for act in ("relu", "tanh", "sigmoid", "exp"):
+        out[f"log10_gap_{act}_layer_l30"] = log10(value_at(means, 30, activation=act, normalization="layer"))
+    none = {act: curve(means, activation=act, normalization="none") for act in ("relu", "tanh", "sigmoid", "exp")}
+    out["log10_gap_relu_none_max"] = log10(float(none["relu"].max()))
+    out["last_finite_layer_relu_none"] = last_finite_layer(none["relu"])
+    out["log10_gap_tanh_none_l30"] = log10(value_at(means, 30, activation="tanh", normalization="none"))
+    out["last_finite_layer_sigmoid_none"] = last_finite_layer(none["sigmoid"])
+    out["last_finite_layer_exp_none"] = last_finite_layer(none["exp"])
+    return out
+
+
+def _fig6(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation", "normalization"])
+    out: dict[str, float] = {}
+    for act in ("relu", "tanh", "sigmoid", "exp"):
+        out[f"log10_gap_{act}_layer_l30"] = log10(value_at(means, 30, activation=act, normalization="layer"))
+    for act in ("tanh", "sigmoid"):
+        out[f"log10_gap_{act}_mf_l30"] = log10(value_at(means, 30, activation=act, normalization="mf"))
+        out[f"max_log10_diff_mf_vs_layer_{act}"] = max_log10_gap_between(
+            curve(means, activation=act, normalization="layer"), curve(means, activation=act, normalization="mf"))
+    relu_mf = curve(means, activation="relu", normalization="mf")
+    out["log10_gap_relu_mf_min"] = log10(float(relu_mf[relu_mf.index >= 1].min()))
+    out["log10_gap_relu_mf_l30"] = log10(value_at(means, 30, activation="relu", normalization="mf"))
+    exp_mf = curve(means, activation="exp", normalization="mf")
+    out["first_layer_exp_mf_above_10"] = first_layer_above(exp_mf, 10.0)
+    out["exp_mf_missing_at_last_layer"] = float(not np.isfinite(exp_mf.iloc[-1]))
+    return out
+
+
+def _fig8a(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation"])
+    relu = curve(means, activation="relu")
+    return {
+        "log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean())),
+        "log10_gap_relu_min": log10(float(relu[relu.index >= 1].min())),
+        "log10_gap_relu_l30": log10(value_at(means, 30, activation="relu")),
+        "log10_gap_selu_l30": log10(value_at(means, 30, activation="selu")),
+        "log10_gap_tanh_l30": log10(value_at(means, 30, activation="tanh")),
+    }
+
+
+def _fig8b(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation_first"])
+    out = {"log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean()))}
+    for first, name in ((True, "act_first"), (False, "norm_first")):
+        for layer in ((1, 15, 30) if first else (1, 30)):
+            out[f"log10_gap_{name}_l{layer}"] = log10(value_at(means, layer, activation_first=first))
+    return out
+
+
+def _fig9(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["width", "normalization"])
+    out: dict[str, float] = {}
+    holds = []
+    for width in sorted(df.width.unique()):
+        d = int(width)
+        mf = curve(means, width=d, normalization="mf")
+        ln = curve(means, width=d, normalization="layer")
+        out[f"log10_gap_d{d}_layer_l30"] = log10(float(ln.get(30, math.nan)))
+        out[f"log10_gap_d{d}_mf_min"] = log10(float(mf[mf.index >= 1].min()))
+        out[f"log10_gap_d{d}_mf_l30"] = log10(float(mf.get(30, math.nan)))
+        holds.append(ln.get(30, math.nan) < mf.get(30, math.nan))
+    out["layer_below_mf_at_l30_every_width"] = float(all(holds))
+    return out
+
+
+def _figa1(df: pd.DataFrame) -> dict[str, float]:
+    rows = theory_rows(df)
+    means = rows.groupby(["activation", "layer"])[["gamma", "gamma_theory"]].mean().reset_index()
+    out: dict[str, float] = {}
+    for act in ("relu", "tanh", "sigmoid"):
+        out[f"log10_gamma_{act}_l1"] = log10(value_at(means, 1, "gamma", activation=act))
+        out[f"log10_gamma_{act}_l30"] = log10(value_at(means, 30, "gamma", activation=act))
+        out[f"log10_gamma_theory_{act}_l30"] = log10(value_at(means, 30, "gamma_theory", activation=act))
+    # "Below the theory everywhere except ReLU's first layer" (spec D-FigA1 [RO]), as seen on a log axis: the
+    # largest excess of the empirical curve over the theory from l = 2 on, in decades (≤ 0 when below).
+    deeper = means[means.layer >= 2]
+    out["max_log10_excess_over_theory_from_l2"] = float(np.log10(deeper.gamma / deeper.gamma_theory).max())
+    return out
+
+
+def _figb2(df: pd.DataFrame, factor: float) -> dict[str, float]:
+    means = line_means(df, ["activation", "gain"])
+    out: dict[str, float] = {}
+    for act in ("sin", "relu", "tanh"):
+        for gain in (0.5, 1.0, 2.0):
+            out[f"log10_gap_{act}_a{gain:g}_l30"] = log10(value_at(means, 30, activation=act, gain=gain))
+    out["log10_gap_sin_a2_l8"] = log10(value_at(means, 8, activation="sin", gain=2.0))
+    relu = [curve(means, activation="relu", gain=g) for g in (0.5, 1.0, 2.0)]
+    out["max_log10_spread_relu_over_gains"] = max(
+        max_log10_gap_between(relu[i], relu[j]) for i in range(3) for j in range(i + 1, 3))
+    tanh = gain_prediction(select(df, activation="tanh"), factor)
+    predicted = tanh.groupby(["gain", "layer"]).prediction.mean()
+    for gain in (0.5, 1.0, 2.0):
+        out[f"log10_prediction_tanh_a{gain:g}_l30"] = log10(float(predicted.get((gain, 30), math.nan)))
+    return out
+
+
+def _figb3(df: pd.DataFrame) -> dict[str, float]:
+    means = line_means(df, ["activation", "variant"])
+    out: dict[str, float] = {}
+    for act in ("selu", "leaky_relu", "relu", "tanh"):
+        for variant in ("MF", "xavier"):
+            out[f"log10_gap_{act}_{variant.lower()}_l30"] = log10(
+                value_at(means, 30, activation=act, variant=variant))
+    gain = {act: out[f"log10_gap_{act}_xavier_l30"] - out[f"log10_gap_{act}_mf_l30"]
+            for act in ("selu", "leaky_relu", "relu", "tanh")}
+    out["mf_below_xavier_relu_leaky_relu_selu"] = float(all(gain[a] > 0 for a in ("relu", "leaky_relu", "selu")))
+    out["largest_improvement_relu_and_leaky_relu"] = float(
+        min(gain["relu"], gain["leaky_relu"]) > max(gain["selu"], gain["tanh"]))
+    return out
+
+
+def _load(paths: Sequence[str]) -> pd.DataFrame:
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Claims:
+    """The simulator items' quantities (item suffix -> {quantity: value}) from the result files present.
+
+    ``results`` maps the result keys (experiment names: fig4, fig5_6, ...) to Parquet paths; a missing key
+    skips its items. ``cfg`` is the ``joudaki2023`` config (only Fig. B.2's ``prediction_factor`` is read).
+    Booleans are 1.0/0.0; a value that cannot be measured (a missing point) is NaN.
+    """
+    reducers = {"fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b,
+                "fig9": _fig9, "figa1": _figa1, "figb3": _figb3,
+                # 10 = the factor of the original's prediction panel (spec D-FigB2), if the config omits it.
+                "figb2": lambda df: _figb2(df, float(cfg.get("figb2", {}).get("prediction_factor", 10)))}
+    loaded: dict[str, pd.DataFrame] = {}
+    out: Claims = {}
+    for item in ITEMS:
+        key = RESULT_KEYS[item]
+        if not results.get(key):
+            continue
+        if key not in loaded:
+            loaded[key] = _load(results[key])
+        out[item] = reducers[item](loaded[key])
+    return out

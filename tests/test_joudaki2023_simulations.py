@@ -1,0 +1,168 @@
+"""The simulator items of Joudaki et al. (2023) on tiny settings: grids, seeding, D4 averaging, claims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isonorm.experiments.joudaki2023 import simulation_summaries as s
+from isonorm.experiments.joudaki2023 import simulations
+
+# The spec's smoke settings (D-Fig4 ... D-FigB3): n = 4, tiny d, 2 repeats; numerics as in config.yaml.
+SHARED = {
+    "batch": 4, "widths": [16], "depth": 3, "runs": 2, "activation_first": [True], "gains": [1.0], "bias": 0.0,
+    "constants": "quadrature", "monte_carlo_samples": 2_000_000, "constants_seed": 0, "dtype": "float32",
+    "metric_dtype": "float32", "sampler": "direct",
+}
+ITEMS = {
+    "fig4": {"activations": ["relu", "tanh", "sigmoid", "exp"], "centerings": ["none", "layer", "mf"],
+             "normalizations": ["layer"], "degeneracy": 100},
+    "fig5_6": {"activations": ["relu", "tanh", "sigmoid", "exp"], "centerings": ["mf"],
+               "normalizations": ["none", "layer", "mf"], "degeneracy": 10},
+    "fig8a": {"activations": ["relu", "tanh", "selu"], "centerings": ["layer"], "normalizations": ["none"],
+              "degeneracy": 5},
+    "fig8b": {"activations": ["relu"], "centerings": ["layer"], "normalizations": ["layer"],
+              "activation_first": [True, False], "degeneracy": 100},
+    "fig9": {"activations": ["relu"], "centerings": ["mf"], "normalizations": ["mf", "layer"], "widths": [8, 16],
+             "degeneracy": 10},
+    "figa1": {"activations": ["relu", "tanh", "sigmoid"], "centerings": ["layer"], "normalizations": ["layer"],
+              "degeneracy": 100},
+    "figb2": {"activations": ["sin", "relu", "tanh"], "centerings": ["layer"], "normalizations": ["layer"],
+              "gains": [0.5, 1.0, 2.0], "degeneracy": 100, "prediction_factor": 10},
+    "figb3": {"activations": ["selu", "leaky_relu", "relu", "tanh"], "degeneracy": 100, "variants": [
+        {"name": "MF", "centering": "mf", "normalization": "mf", "gain": 1.0},
+        {"name": "xavier", "centering": "none", "normalization": "none", "gain": "xavier"}]},
+}
+CONFIGURATIONS = {"fig4": 12, "fig5_6": 12, "fig8a": 3, "fig8b": 2, "fig9": 4, "figa1": 3, "figb2": 9, "figb3": 8}
+
+
+def _cfg(item: str, **override) -> dict:
+    return {**SHARED, **ITEMS[item], **override}
+
+
+@pytest.mark.parametrize("item", sorted(ITEMS))
+def test_every_item_simulates_its_whole_grid(item):
+    frame = getattr(simulations, item)(_cfg(item))
+    rows_per_configuration = SHARED["runs"] * (2 * SHARED["depth"] + 1)
+    assert len(frame) == CONFIGURATIONS[item] * rows_per_configuration
+    assert {"run", "layer", "stage", "iso_gap", "gamma", "activation", "centering", "normalization", "gain",
+            "width", "beta", "gamma_theory", "iso_gap_theory"} <= set(frame.columns)
+    assert set(frame.stage) == {"input", "pre_norm", "post_norm"}
+
+
+def test_figb3_pairs_each_activation_with_named_variants():
+    frame = simulations.figb3(_cfg("figb3"))
+    xavier = frame[frame.variant == "xavier"].groupby("activation").gain.first()
+    assert xavier["relu"] == pytest.approx(math.sqrt(2)) and xavier["selu"] == pytest.approx(0.75)
+    assert set(frame[frame.variant == "MF"].centering) == {"mf"}
+    assert set(frame[frame.variant == "xavier"].gain_setting) == {"xavier"}
+
+
+def test_a_configuration_does_not_depend_on_the_rest_of_the_grid():
+    alone = simulations.fig4(_cfg("fig4", activations=["tanh"], centerings=["mf"]))
+    in_grid = simulations.fig4(_cfg("fig4"))
+    in_grid = in_grid[(in_grid.activation == "tanh") & (in_grid.centering == "mf")]
+    np.testing.assert_array_equal(alone.iso_gap.to_numpy(), in_grid.iso_gap.to_numpy())
+
+
+def test_a_shallower_run_reproduces_the_first_layers():
+    deep = simulations.fig8b(_cfg("fig8b", depth=4))
+    shallow = simulations.fig8b(_cfg("fig8b", depth=2))
+    np.testing.assert_array_equal(shallow.iso_gap.to_numpy(), deep[deep.layer <= 2].iso_gap.to_numpy())
+
+
+def test_missing_keys_and_bad_variants_are_named():
+    with pytest.raises(ValueError, match="lacks \\['degeneracy'\\]"):
+        simulations.fig4({k: v for k, v in _cfg("fig4").items() if k != "degeneracy"})
+    with pytest.raises(ValueError, match="exactly the keys"):
+        simulations.figb3(_cfg("figb3", variants=[{"name": "MF", "centering": "mf"}]))
+    with pytest.raises(ValueError, match="non-empty list"):
+        simulations.fig4(_cfg("fig4", activations="relu"))
+
+
+def test_diverging_configurations_leave_nan_rows_not_errors():
+    frame = simulations.fig5_6(_cfg("fig5_6", activations=["exp"], normalizations=["none"], depth=6, widths=[64]))
+    assert frame[frame.layer == 6].iso_gap.isna().all()
+    assert np.isfinite(frame[frame.layer == 0].iso_gap).all()
+
+
+# --- the D4 averaging ------------------------------------------------------------------------------------
+
+
+def _toy() -> pd.DataFrame:
+    """Two runs, one layer: input 6 and 8; pre_norm 4 and NaN; post_norm 2 and 3."""
+    return pd.DataFrame({
+        "hue": "a", "run": [0, 1, 0, 1, 0, 1], "layer": [0, 0, 1, 1, 1, 1],
+        "stage": ["input", "input", "pre_norm", "pre_norm", "post_norm", "post_norm"],
+        "iso_gap": [6.0, 8.0, 4.0, np.nan, 2.0, 3.0],
+    })
+
+
+def test_faithful_line_means_average_both_stages_and_drop_nan():
+    """D4: a point at l ≥ 1 is the mean of the pre_norm and post_norm rows (NaN dropped, as seaborn does)."""
+    means = s.line_means(_toy(), ["hue"]).set_index("layer").iso_gap
+    assert means[0] == 7.0
+    assert means[1] == pytest.approx((4.0 + 2.0 + 3.0) / 3)
+
+
+def test_post_norm_line_means_keep_only_post_norm_rows():
+    means = s.line_means(_toy(), ["hue"], convention="post_norm").set_index("layer").iso_gap
+    assert means[0] == 7.0 and means[1] == 2.5
+
+
+def test_an_infinite_or_empty_mean_is_a_missing_point():
+    toy = _toy()
+    toy.loc[4, "iso_gap"] = np.inf
+    assert np.isnan(s.line_means(toy, ["hue"]).set_index("layer").iso_gap[1])
+    toy.loc[[2, 4, 5], "iso_gap"] = np.nan
+    assert np.isnan(s.line_means(toy, ["hue"]).set_index("layer").iso_gap[1])
+    with pytest.raises(ValueError, match="convention"):
+        s.line_means(toy, ["hue"], convention="pre_norm")
+
+
+def test_curve_helpers():
+    series = pd.Series([2.0, 12.0, np.nan, 5.0, np.nan], index=[0, 1, 2, 3, 4])
+    assert s.last_finite_layer(series) == 3
+    assert s.first_layer_above(series, 10) == 1
+    assert math.isnan(s.first_layer_above(series, 100))
+    assert s.max_log10_gap_between(pd.Series([1.0, 10.0]), pd.Series([1.0, 1.0]), from_layer=0) == pytest.approx(1)
+
+
+def test_gain_prediction_is_factor_times_initial_gap_over_beta_power():
+    frame = simulations.figb2(_cfg("figb2", activations=["tanh"]))
+    rows = s.gain_prediction(frame, 10)
+    assert (rows.stage == "post_norm").all()
+    np.testing.assert_allclose(rows.prediction, 10 * rows.iso_gap0 / rows.beta_gain**rows.layer)
+
+
+# --- claims ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory):
+    """Every simulator result at quick-like sizes (depth 30, so that every claimed layer exists)."""
+    folder = tmp_path_factory.mktemp("sim")
+    paths = {}
+    for item in ITEMS:
+        path = folder / f"{item}.parquet"
+        getattr(simulations, item)(_cfg(item, depth=30)).to_parquet(path)
+        paths[item] = [str(path)]
+    return paths
+
+
+def test_claims_cover_every_item_and_are_floats(quick_results):
+    out = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
+    assert set(out) == set(s.ITEMS)
+    for item, quantities in out.items():
+        assert quantities, item
+        assert all(isinstance(v, float) for v in quantities.values()), item
+    assert out["fig4"]["log10_gap_relu_l0"] > 0  # a degenerate input is far from isometric
+    assert out["fig6"]["exp_mf_missing_at_last_layer"] in (0.0, 1.0)
+
+
+def test_claims_skip_items_without_results(quick_results):
+    out = s.claims({"fig5_6": quick_results["fig5_6"]}, {})
+    assert set(out) == {"fig5", "fig6"}
