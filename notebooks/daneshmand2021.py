@@ -40,6 +40,7 @@ import seaborn as sns
 
 from isonorm.experiments.daneshmand2021 import summaries as s
 from isonorm.report import ItemRenderer
+from isonorm.results import read_all_results
 
 cfg = json.loads(config_json)
 results = Path(results_dir)
@@ -52,7 +53,7 @@ BN_RED, VANILLA_BLUE = "tab:red", "tab:blue"
 def load(experiment: str) -> pd.DataFrame | None:
     """All Parquet files of one experiment, or None when it was not run in this configuration."""
     files = sorted((results / experiment).glob("*.parquet"))
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else None
+    return read_all_results(files) if files else None
 
 
 NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"

@@ -15,6 +15,7 @@ import torch
 from isonorm.metrics import (
     ACTIVATIONS,
     CLOSED_FORMS,
+    NonFiniteActivationError,
     hermite_coefficients,
     isometry_strength,
     isometry_strength_closed_form,
@@ -158,7 +159,7 @@ def test_bad_inputs_are_rejected_with_the_cause():
         isometry_strength_closed_form("relu", gain=0.0)
     with pytest.raises(ValueError, match="no closed form"):
         isometry_strength_closed_form("tanh")
-    with pytest.raises(ValueError, match="not finite"):
+    with pytest.raises(NonFiniteActivationError, match="not finite"):
         isometry_strength("exp", gain=30.0)
     with pytest.raises(ValueError, match="elementwise"):
         isometry_strength(lambda x: x.sum())

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isonorm.metrics import isometry_gap, isometry_strength
-from isonorm.metrics.hermite import gaussian_moments
+from isonorm.metrics import gaussian_moments
 from isonorm.runtime import generator
 from isonorm.simulate import mean_field as mf
 from isonorm.simulate.mean_field import MeanFieldNetwork, Numerics, simulate

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 import pyarrow as pa
@@ -42,6 +42,14 @@ def write_results(
 
 def read_results(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path)
+
+
+def read_all_results(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Several results files of one experiment as one frame (e.g. one file per variant); at least one path."""
+    paths = list(paths)
+    if not paths:
+        raise ValueError("read_all_results needs at least one results file")
+    return pd.concat([read_results(p) for p in paths], ignore_index=True)
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:

@@ -15,6 +15,9 @@ from .activations import ACTIVATIONS, Activation, get_activation, leaky_relu
 from .gradients import explosion_rate, grad_log_norm
 from .hermite import (
     CLOSED_FORMS,
+    GaussianMoments,
+    NonFiniteActivationError,
+    gaussian_moments,
     hermite_coefficients,
     isometry_strength,
     isometry_strength_closed_form,
@@ -40,10 +43,13 @@ __all__ = [
     "ACTIVATIONS",
     "CLOSED_FORMS",
     "Activation",
+    "GaussianMoments",
+    "NonFiniteActivationError",
     "abs_cosine",
     "conv_centre_tap",
     "cosine_similarity_matrix",
     "explosion_rate",
+    "gaussian_moments",
     "get_activation",
     "grad_log_norm",
     "gram",

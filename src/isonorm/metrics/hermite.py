@@ -56,6 +56,11 @@ def _quadrature_rule() -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(nodes), torch.from_numpy(np.sqrt(weights))
 
 
+class NonFiniteActivationError(ValueError):
+    """σ(gain·x) overflows float64 at the integration points (e.g. exp at large gains); β may still exist in
+    closed form. A ``ValueError``, so callers that only want to fail need not know it."""
+
+
 def _expectation_points(method: Method, n_samples: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Points x and square-rooted weights r with E[f(x) g(x)] ≈ Σ (r f)(r g); weights sum to 1.
 
@@ -84,7 +89,7 @@ def _weighted_values(sigma: Sigma, gain: float, x: torch.Tensor, root_weights: t
         )
     weighted = root_weights * values
     if not bool(torch.isfinite(weighted).all()):
-        raise ValueError(
+        raise NonFiniteActivationError(
             f"σ(gain·x) with gain={gain} is not finite in float64 at the integration points (|x| ≤ 40); "
             "use isometry_strength_closed_form for exp/rbf at large gains, or a smaller gain"
         )

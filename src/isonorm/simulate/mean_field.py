@@ -30,8 +30,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..metrics import get_activation, isometry_gap, lyapunov_potential
-from ..metrics.hermite import GaussianMoments, gaussian_moments
+from ..metrics import (
+    GaussianMoments,
+    NonFiniteActivationError,
+    gaussian_moments,
+    get_activation,
+    isometry_gap,
+    lyapunov_potential,
+)
 from ..runtime import generator
 from .chains import SAMPLERS, gaussian_product
 
@@ -302,9 +308,7 @@ def _beta_of_scaled(activation: str, gain: float, numerics: Numerics) -> float:
         return activation_constants(
             activation, numerics.constants, numerics.monte_carlo_samples, numerics.constants_seed, gain
         ).strength
-    except ValueError as error:
-        if "not finite" not in str(error):
-            raise
+    except NonFiniteActivationError:
         return math.nan
 
 

@@ -52,7 +52,7 @@ class StackedModels:
         return next(iter(self.params.values())).device
 
     def _call(self, params: dict, buffers: dict, x: torch.Tensor, **kwargs: Any) -> Any:
-        return functional_call(self.template, (params, buffers), (x,), kwargs or None)
+        return functional_call(self.template, (params, buffers), (x,), kwargs)
 
     def forward(self, x: torch.Tensor, shared_input: bool = False, **kwargs: Any) -> Any:
         """Outputs of all runs: (R, B, ...) from per-run inputs (R, B, ...) or one input (B, ...) for all.
@@ -64,8 +64,7 @@ class StackedModels:
         for all runs. A forward that returns a tuple of tensors gives a tuple of (R, ...) tensors.
         """
         in_dims = (0, 0, None if shared_input else 0)
-        call = functools.partial(self._call, **kwargs) if kwargs else self._call
-        return vmap(call, in_dims=in_dims, randomness="different")(self.params, self.buffers, x)
+        return vmap(functools.partial(self._call, **kwargs), in_dims=in_dims, randomness="different")(self.params, self.buffers, x)
 
     __call__ = forward
 

@@ -11,12 +11,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...results import read_all_results
 from . import SLUG
 from . import summaries as s
-
-
-def _load(paths: Sequence[str]) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
 def _fig1(df: pd.DataFrame) -> dict[str, float]:
@@ -121,23 +118,23 @@ def measure(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> 
     """All quantities computable from the ``results`` files present (item key -> Parquet paths)."""
     by_item: dict[str, dict[str, float]] = {}
     if results.get("fig1"):
-        by_item["fig1"] = _fig1(_load(results["fig1"]))
+        by_item["fig1"] = _fig1(read_all_results(results["fig1"]))
     if results.get("fig2a"):
-        by_item["fig2a"] = _fig2a(_load(results["fig2a"]))
+        by_item["fig2a"] = _fig2a(read_all_results(results["fig2a"]))
     if results.get("fig2b"):
-        by_item["fig2b"] = _fig2b(_load(results["fig2b"]), config["fig2b"])
+        by_item["fig2b"] = _fig2b(read_all_results(results["fig2b"]), config["fig2b"])
     if results.get("fig3"):
-        by_item["fig3"] = _fig3(_load(results["fig3"]))
+        by_item["fig3"] = _fig3(read_all_results(results["fig3"]))
     if results.get("appfigg"):
-        by_item["appfigg"] = _appfigg(_load(results["appfigg"]))
+        by_item["appfigg"] = _appfigg(read_all_results(results["appfigg"]))
     if results.get("depth_training"):
-        by_item.update(_depth_training(_load(results["depth_training"])))
+        by_item.update(_depth_training(read_all_results(results["depth_training"])))
     if results.get("fig4b"):
-        by_item["fig4b"] = _fig4b(_load(results["fig4b"]))
+        by_item["fig4b"] = _fig4b(read_all_results(results["fig4b"]))
     if results.get("appfig6"):
-        by_item.update(_appfig6(_load(results["appfig6"])))
+        by_item.update(_appfig6(read_all_results(results["appfig6"])))
     if results.get("appfig7"):
-        by_item.update(_appfig7(_load(results["appfig7"])))
+        by_item.update(_appfig7(read_all_results(results["appfig7"])))
     rows = [
         {"item": f"{SLUG}-{item}", "quantity": quantity, "value": float(value), "note": ""}
         for item, quantities in by_item.items()

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ...results import read_all_results
 from . import SLUG, gpt2_summaries, image_mlp_summaries, simulation_summaries
 
 Results = Mapping[str, Sequence[str]]
@@ -30,7 +31,7 @@ def strength_claims(results: Results, config: Mapping[str, Any]) -> Claims:
     for item in STRENGTH_ITEMS:
         if not results.get(item):
             continue
-        frame = pd.concat([pd.read_parquet(p) for p in results[item]], ignore_index=True)
+        frame = read_all_results(results[item])
         if item == "figb1":  # the printed rows of the Fig. B.1 table (spec D-FigB1)
             frame = frame[frame.gain.round(6).isin([round(g, 6) for g in config["figb1"]["compared_gains"]])]
         # Quadrature, falling back to the closed form where σ(αx) overflows at the nodes.

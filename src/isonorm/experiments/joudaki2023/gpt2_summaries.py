@@ -12,12 +12,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...results import read_all_results
+
 PAPER_BLOCKS = (7, 8, 9, 10, 11)  # spec D-FigB5: blocks with index > 6 of GPT-2 small
 PRIMARY_MODE = "train"  # D7: train-mode dropout as published
-
-
-def load_frames(paths: Sequence[str]) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
 def entry_means(frame: pd.DataFrame, mode: str = PRIMARY_MODE) -> pd.DataFrame:
@@ -90,4 +88,4 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
     """{"figb5": {quantity: value}} from the ``figb5`` results (nothing when they were not run)."""
     if not results.get("figb5"):
         return {}
-    return {"figb5": _frame_claims(load_frames(results["figb5"]))}
+    return {"figb5": _frame_claims(read_all_results(results["figb5"]))}

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...results import read_all_results
+
 # Item suffixes this module produces claims for, by the result key that feeds them.
 ITEMS_BY_RESULT = {
     "fig2_runs": ("fig2", "figb6"),
@@ -27,10 +29,6 @@ ITEMS_BY_RESULT = {
 FIG2_ACTIVATION = "Tanh"
 FIGB6_ACTIVATIONS = ("Sigmoid", "SELU", "ELU", "Tanh", "SiLU", "ReLU")
 THREE_ACTIVATIONS = ("Sigmoid", "Tanh", "ReLU")
-
-
-def load(paths: Sequence[str]) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
 def train_stage(df: pd.DataFrame) -> pd.DataFrame:
@@ -280,16 +278,16 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
     """
     out: dict[str, dict[str, float]] = {}
     if results.get("fig2_runs"):
-        df = load(results["fig2_runs"])
+        df = read_all_results(results["fig2_runs"])
         runs_cfg = cfg.get("fig2_runs", {})
         out["fig2"] = _fig2(df, runs_cfg.get("fig2_activation", FIG2_ACTIVATION))
         out["figb6"] = _figb6(df, runs_cfg.get("figb6_activations", FIGB6_ACTIVATIONS))
     if results.get("fig3"):
-        out["fig3"] = _fig3(load(results["fig3"]))
+        out["fig3"] = _fig3(read_all_results(results["fig3"]))
     if results.get("figb4"):
-        out["figb4"] = _figb4(load(results["figb4"]))
+        out["figb4"] = _figb4(read_all_results(results["figb4"]))
     if results.get("fig7_runs"):
-        df = load(results["fig7_runs"])
+        df = read_all_results(results["fig7_runs"])
         out["fig7"] = _fig7(df)
         out["figb7"] = _figb7(df)
     return out

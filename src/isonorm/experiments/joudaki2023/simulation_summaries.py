@@ -23,6 +23,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ...results import read_all_results
+
 Convention = Literal["faithful", "post_norm"]
 Claims = dict[str, dict[str, float]]
 
@@ -263,10 +265,6 @@ def _figb3(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _load(paths: Sequence[str]) -> pd.DataFrame:
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
-
-
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Claims:
     """The simulator items' quantities (item suffix -> {quantity: value}) from the result files present.
 
@@ -285,6 +283,6 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
         if not results.get(key):
             continue
         if key not in loaded:
-            loaded[key] = _load(results[key])
+            loaded[key] = read_all_results(results[key])
         out[item] = reducers[item](loaded[key])
     return out

@@ -13,7 +13,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ...metrics import CLOSED_FORMS, isometry_strength, isometry_strength_closed_form
+from ...metrics import (
+    CLOSED_FORMS,
+    NonFiniteActivationError,
+    isometry_strength,
+    isometry_strength_closed_form,
+)
 
 Config = Mapping[str, Any]
 
@@ -26,9 +31,7 @@ def _quadrature(activation: str, gain: float) -> float:
     """β by quadrature, or NaN where σ(α·x) overflows float64 at the nodes (exp at α ≳ 8; spec D-FigB1 [I])."""
     try:
         return isometry_strength(activation, "quadrature", gain=gain)
-    except ValueError as error:
-        if "not finite" not in str(error):
-            raise
+    except NonFiniteActivationError:
         return np.nan
 
 
