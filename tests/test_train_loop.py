@@ -102,3 +102,21 @@ def test_zero_epochs_measures_only_the_fresh_networks():
     config = TrainConfig("test", "loop", epochs=0, device="cpu")
     history = train_stacked(nets(2), x, y, config, measure=accuracy).history
     assert history.epoch.tolist() == [0, 0] and all(math.isnan(v) for v in history.train_loss)
+
+
+def test_augmentation_is_applied_to_training_batches_only_and_is_reproducible():
+    """The hook sees every training mini-batch (R, B, ...) and a seeded generator on the data's device."""
+    x, y = separable_blobs()
+    seen = []
+
+    def jitter(batch, gen):
+        seen.append(tuple(batch.shape))
+        return batch + 0.1 * torch.randn(batch.shape, generator=gen, device=batch.device)
+
+    config = TrainConfig("test", "augment", epochs=2, batch_size=50, device="cpu")
+    first = train_stacked(nets(2), x, y, config, augment=jitter).history
+    assert seen and set(seen) == {(2, 50, 2)} and len(seen) == 2 * 4  # 2 epochs × 4 batches, never measured
+    again = train_stacked(nets(2), x, y, config, augment=jitter).history
+    plain = train_stacked(nets(2), x, y, config).history
+    assert first.train_loss.equals(again.train_loss)
+    assert not first.train_loss.equals(plain.train_loss)

@@ -5,19 +5,20 @@
 - ``optimizers``  :class:`OptimizerConfig` and :func:`build_optimizer` (sgd, adam, adamw, rmsprop)
 - ``config``      :class:`TrainConfig`
 - ``checkpoint``  atomic, fingerprinted, resumable checkpoints
-- ``loop``        :func:`train_stacked`, the loop itself, returning a tidy history
+- ``loop``        :func:`train_stacked`, the loop itself (optional on-device augmentation), returning a tidy history
 - ``predict``     :func:`predict`, all runs' outputs on a data set, for measurements
 """
 
 from .batches import batch_slices, epoch_permutations
 from .checkpoint import CheckpointError
 from .config import TrainConfig
-from .loop import Measure, TrainResult, train_stacked
+from .loop import Augment, Measure, TrainResult, train_stacked
 from .optimizers import OptimizerConfig, build_optimizer
 from .predict import predict
 from .stacking import StackedModels
 
 __all__ = [
+    "Augment",
     "CheckpointError",
     "Measure",
     "OptimizerConfig",

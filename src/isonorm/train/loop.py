@@ -32,6 +32,10 @@ log = logging.getLogger(__name__)
 
 # measure(models, epoch) -> {metric name: tensor of shape (R,)}, called without gradients, models in eval mode.
 Measure = Callable[[StackedModels, int], Mapping[str, torch.Tensor]]
+# augment(batch, generator) -> batch of the same shape: a random transform of each run's mini-batch (R, B, ...)
+# applied on the device before the forward pass (e.g. random crops and flips); the generator lives on the
+# data's device and is seeded per (experiment, variant, epoch), so augmented training stays reproducible.
+Augment = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 
 RESERVED_COLUMNS = ("run", "epoch", "train_loss")
 
@@ -80,16 +84,22 @@ def _train_epoch(
     run_ids: list[int],
     config: TrainConfig,
     epoch: int,
+    augment: Augment | None = None,
 ) -> list[float]:
     """One epoch for all runs; returns each run's mean mini-batch loss."""
     n_runs, n_samples = len(run_ids), x.shape[0]
     order = epoch_permutations(n_samples, run_ids, config.experiment, config.variant, epoch).to(x.device)
+    generator = None
+    if augment is not None:
+        generator = torch.Generator(device=x.device)
+        generator.manual_seed(derive_seed(config.experiment, config.variant, "augment", epoch))
     loss_sum = torch.zeros(n_runs, device=x.device, dtype=torch.float64)  # float64: no digits lost over many batches
     n_batches = 0
     stacked.train()
     for columns in batch_slices(n_samples, config.batch_size, config.drop_last):
         index = order[:, columns]  # (R, B): run r's mini-batch
-        logits = stacked(x[index])  # (R, B, ..., k)
+        inputs = x[index] if augment is None else augment(x[index], generator)
+        logits = stacked(inputs)  # (R, B, ..., k)
         per_sample = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[index].reshape(-1), reduction="none")
         per_run = per_sample.view(n_runs, -1).mean(dim=1)
         optimizer.zero_grad(set_to_none=True)
@@ -135,13 +145,15 @@ def train_stacked(
     config: TrainConfig,
     measure: Measure | None = None,
     run_ids: Sequence[int] | None = None,
+    augment: Augment | None = None,
 ) -> TrainResult:
     """Train ``models`` (R independently initialised copies of one architecture) on (x, y), all at once.
 
     ``x`` (N, ...) and ``y`` (N, ...) integer labels are moved once to the device and indexed per batch.
     ``run_ids`` (default 0..R-1) name the runs in the history and seed their batch orders. ``measure`` is
     called after every epoch (and at epoch 0 when ``config.measure_at_init``). With
-    ``config.checkpoint_path`` set, training resumes from that file when it exists.
+    ``config.checkpoint_path`` set, training resumes from that file when it exists. ``augment`` transforms
+    each training mini-batch on the device (never the measurements); see :data:`Augment`.
     """
     run_ids = list(range(len(models))) if run_ids is None else [int(r) for r in run_ids]
     _check_inputs(models, x, y, run_ids)
@@ -176,7 +188,7 @@ def train_stacked(
         started = time.perf_counter()
         with torch.random.fork_rng(devices=cuda_devices):
             torch.manual_seed(derive_seed(config.experiment, config.variant, "dropout", epoch))
-            losses = _train_epoch(stacked, optimizer, x, y, run_ids, config, epoch)
+            losses = _train_epoch(stacked, optimizer, x, y, run_ids, config, epoch, augment)
         rows += _measure_rows(stacked, measure, epoch, run_ids, losses)
         log.info(
             "%s/%s epoch %d/%d: mean train loss %.4f over %d runs, %.1f s",
