@@ -21,7 +21,9 @@ report: "rules/workflow.rst"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/daneshmand2021.smk"
+include: "rules/meterez2024.smk"
 include: "rules/joudaki2023.smk"
+include: "rules/lu2024.smk"
 include: "rules/report.smk"
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-PAPERS = ["daneshmand2021", "joudaki2023"]  # grows as the other papers land: lu2024, meterez2024
+PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (DESIGN 2)
 DATA_ROOT = config["data"]["root"]
 DATA_FREE_ONLY = config["compute"] == "data-free"
 CHECKPOINT_ROOT = config["checkpoints"]["root"]
@@ -27,44 +27,46 @@ def dataset_ready(name):
     return f"{DATA_ROOT}/{name}/.ready"
 
 
+# Texts, word-level corpora and instruction sets live next to the data sets, under their own names.
+texts_ready = corpus_ready = instructions_ready = dataset_ready
+
+
 def checkpoint_ready(name):
     """Marker written last by the checkpoint fetch rule (resources/checkpoints/<name>/.ready)."""
     return f"{CHECKPOINT_ROOT}/{name}/.ready"
 
 
-def texts_ready(name):
-    """Marker written last by the text-corpus fetch rule."""
-    return f"{DATA_ROOT}/{name}/.ready"
+def _config_entry(section, key, name, what, example):
+    """config[section][key][name], or an error naming the missing entry and how to add it."""
+    try:
+        return config[section][key][name]
+    except KeyError:
+        raise ValueError(
+            f"{what} {name!r} is used by an experiment but has no entry under {section}: {key}: in the config; "
+            f"add e.g. `{name}: {example}`"
+        ) from None
 
 
 def dataset_spec(name):
-    try:
-        return config["data"]["datasets"][name]
-    except KeyError:
-        raise ValueError(
-            f"data set {name!r} is used by an experiment but has no entry under data: datasets: in the "
-            f"config; add e.g. `{name}: {{source: torchvision}}`"
-        ) from None
+    return _config_entry("data", "datasets", name, "data set", "{source: torchvision}")
 
 
 def texts_spec(name):
-    try:
-        return config["data"]["texts"][name]
-    except KeyError:
-        raise ValueError(
-            f"text corpus {name!r} is used by an experiment but has no entry under data: texts: in the config; "
-            f"add e.g. `{name}: {{source: shipped, n_texts: 3, max_chars: 120}}`"
-        ) from None
+    return _config_entry("data", "texts", name, "text corpus", "{source: shipped, n_texts: 3, max_chars: 120}")
+
+
+def corpus_spec(name):
+    return _config_entry("data", "corpora", name, "word-level corpus", "{source: synthetic}")
+
+
+def instructions_spec(name):
+    return _config_entry("data", "instructions", name, "instruction set", "{source: synthetic, n_examples: 12}")
 
 
 def checkpoint_spec(name):
-    try:
-        return config["checkpoints"]["models"][name]
-    except KeyError:
-        raise ValueError(
-            f"checkpoint {name!r} is used by an experiment but has no entry under checkpoints: models: in the "
-            f"config; add e.g. `{name}: {{source: huggingface, repo: ..., revision: <commit sha>}}`"
-        ) from None
+    return _config_entry(
+        "checkpoints", "models", name, "checkpoint", "{source: huggingface, repo: ..., revision: <commit sha>}"
+    )
 
 
 def experiment(function, cfg, **kwargs):
@@ -128,7 +130,70 @@ def j23_results():
     return files
 
 
-PAPER_RESULTS = {"daneshmand2021": d21_results, "joudaki2023": j23_results}
+M24 = config["meterez2024"]
+M24_LIB = "isonorm.experiments.meterez2024"
+M24_AT_INIT = ["fig2", "fig3", "fig5", "figg6", "fige1", "fige2"]  # the sweeps on one CIFAR-10 batch
+
+
+def m24_results():
+    """Every results file of meterez2024, by result key; only Fig. 1 needs no data set."""
+    files = {"fig1": [results("meterez2024", "fig1", "synthetic.parquet")]}
+    if not DATA_FREE_ONLY:
+        files.update({item: [results("meterez2024", "at_init", f"{item}.parquet")] for item in M24_AT_INIT})
+        files["tabled1"] = expand(
+            results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]
+        )
+        # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth
+        files["training"] = expand(
+            results("meterez2024", "training", "{dataset}-d{depth}.parquet"),
+            dataset=M24["training"]["datasets"], depth=M24["training"]["depths"],
+        )
+    return files
+
+
+L24 = config["lu2024"]
+L24_LIB = "isonorm.experiments.lu2024"
+
+
+def l24_cfg(family, item):
+    """An item's settings: its model family's section (fnn, simple_cnn, resnet18) with the item's merged over it."""
+    return {**L24[family], **L24[item]}
+
+
+def l24_results():
+    """Every results file of lu2024, by result key. Every item needs a data set or a checkpoint."""
+    if DATA_FREE_ONLY:
+        return {}
+    runs3 = L24["table3"]["runs"]
+    files = {
+        "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
+        "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
+        "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
+        "table3": expand(results("lu2024", "table3", "{v}-{r}.parquet"), v=L24["table3"]["variants"], r=runs3),
+        # Figs. 1–2 read these (written by the same Table-3 jobs)
+        "table3_weights": expand(
+            results("lu2024", "table3_weights", "{v}-{r}.parquet"), v=L24["table3"]["variants"], r=runs3
+        ),
+        "table4": expand(
+            results("lu2024", "table4", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"], o=L24["table4"]["runs"]
+        ),
+        "apptable3": expand(
+            results("lu2024", "apptable3", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"], o=L24["apptable3"]["runs"]
+        ),
+        "apptable4": expand(results("lu2024", "apptable4", "{v}.parquet"), v=L24["apptable4"]["variants"]),
+        "table5_transformer": [
+            results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet")
+        ],
+        "table5_plms": [results("lu2024", "table5", "plms.parquet")],
+        "table5_llms": [results("lu2024", "table5", "llms.parquet")],
+        "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
+    }
+    return files
+
+
+PAPER_RESULTS = {
+    "lu2024": l24_results, "daneshmand2021": d21_results, "meterez2024": m24_results, "joudaki2023": j23_results,
+}
 
 
 def paper_results(wc):

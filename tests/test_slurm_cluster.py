@@ -191,7 +191,8 @@ def test_gpu_rules_ask_for_exactly_one_gpu_and_bundle_their_seeds(slurm_run):
     assert len(outputs) == len(gpu_subs)
     for path in outputs:
         frame = pd.read_parquet(work / path)
-        seed = next(c for c in ("run", "seed", "rerun") if c in frame.columns)
+        # the stacked factor: runs / seeds, or meterez2024's activations of one (data set, depth)
+        seed = next(c for c in ("run", "seed", "rerun", "activation") if c in frame.columns)
         assert frame[seed].nunique() > 1, f"{path}: a single seed per training job"
 
 

@@ -10,11 +10,15 @@ import pytest
 from conftest import snakemake
 from isonorm.experiments.daneshmand2021.summaries import ITEMS as D21_ITEMS
 from isonorm.experiments.joudaki2023 import ITEMS as J23_ITEMS
+from isonorm.experiments.lu2024 import ITEMS as L24_ITEMS
+from isonorm.experiments.meterez2024 import ITEMS as M24_ITEMS
 from isonorm.report import load_references
 
 pytestmark = pytest.mark.integration
 ITEM_IDS = {
+    "lu2024": [f"lu2024-{item}" for item in L24_ITEMS],
     "daneshmand2021": [f"daneshmand2021-{item}" for item in D21_ITEMS],
+    "meterez2024": [f"meterez2024-{item}" for item in M24_ITEMS],
     "joudaki2023": [f"joudaki2023-{item}" for item in J23_ITEMS],
 }
 NOT_REPRODUCIBLE = {"daneshmand2021-apph"}
@@ -43,8 +47,13 @@ def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
         assert set(zip(references["item"], references["quantity"])) <= keys
     assert set(board.verdict) <= {"match", "mismatch", "not-run", "no-reference"}
     assert (board.preset == "quick").all()
-    # verdicts come from this run: most quantities were reproduced
-    assert (board.verdict.isin(["match", "mismatch"])).mean() > 0.7
+    # Verdicts come from this run: every paper reproduces part of what it reported. Quantities named after a
+    # paper-size setting (e.g. meterez2024's depth-1000 read-offs) have no quick-size counterpart, hence
+    # the per-paper floor is low; together, most reference quantities are reproduced.
+    referenced = board[board.verdict != "no-reference"]
+    reproduced = referenced.verdict.isin(["match", "mismatch"])
+    assert (reproduced.groupby(referenced.paper).mean() > 0.25).all(), reproduced.groupby(referenced.paper).mean()
+    assert reproduced.mean() > 0.5
 
 
 def test_results_are_tidy_parquet_with_provenance(quick_run):
@@ -58,7 +67,8 @@ def test_results_are_tidy_parquet_with_provenance(quick_run):
 
 def test_index_page_links_the_paper_and_shows_provenance(quick_run):
     index = (quick_run / "report" / "index.html").read_text()
-    assert 'href="daneshmand2021.html' in index and 'href="joudaki2023.html' in index
+    for slug in ITEM_IDS:
+        assert f'href="{slug}.html' in index
     assert "torch" in index and "quick" in index
 
 

@@ -17,6 +17,7 @@ TRACKED_PACKAGES = (
     "snakemake", "papermill", "jupytext", "isonorm",
     # checkpoint stage: hook order and module outputs depend on the transformers version (joudaki2023 D7)
     "transformers", "huggingface_hub", "safetensors", "tokenizers",
+    "peft",  # lu2024 Table 5 (d): the LoRA merge
 )
 
 

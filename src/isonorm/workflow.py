@@ -63,3 +63,16 @@ def discard_checkpoint(run: dict[str, Any]) -> None:
     checkpoint = run["kwargs"].get("checkpoint")
     if checkpoint:
         Path(checkpoint).unlink(missing_ok=True)
+
+
+def fetch_source(snakemake: Any) -> None:
+    """Run the fetch function a data-stage rule names (``params.fetcher``) for its one wildcard.
+
+    Every fetch rule (data sets, texts, corpora, instruction sets, checkpoints) passes its config entry as
+    ``params.spec``: ``source`` picks the source, the other keys go to the function as keyword arguments.
+    """
+    (name,) = snakemake.wildcards
+    spec = {key: value for key, value in snakemake.params.spec.items() if value is not None}
+    resolve_function(snakemake.params.fetcher)(
+        name, root=snakemake.params.root, source=spec.pop("source"), retries=snakemake.params.retries, **spec
+    )

@@ -65,6 +65,11 @@ def load_checkpoint_model(
             f"transformers {transformers.__version__} has no class {record['model_class']} (named in {folder}/.ready); "
             "install the pinned version (envs/requirements.txt)"
         )
+    if record.get("tensors") is not None:  # a sharded checkpoint fetched for some tensors only (Table 5 (c))
+        raise CheckpointError(
+            f"{folder} holds only the shards with the tensors {record['tensors']} (the `tensors:` option of its "
+            "checkpoint entry), not a whole model; remove `tensors` from the entry and fetch it again to build it"
+        )
     try:
         model, info = model_class.from_pretrained(
             folder, attn_implementation=attn_implementation, dtype=dtype, output_loading_info=True

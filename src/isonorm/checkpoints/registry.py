@@ -20,6 +20,10 @@ class CheckpointSpec:
     files: tuple[str, ...]  # the allow-list, every one of them required
     weights: str = "model.safetensors"
     tiny_family: str = "gpt2"  # which tiny random stand-in `source: tiny` builds (same architecture class)
+    sharded: bool = False  # weights = model.safetensors.index.json + shards; only the needed shards are fetched
+    optional_files: tuple[str, ...] = ()  # allow-list patterns fetched when present (tokenizer, remote code)
+    gated: bool = False  # the Hub asks for an accepted licence and a token (HF_TOKEN) before any download
+    remote_code: bool = False  # the model class lives in the repository's .py files (trust_remote_code)
 
     @property
     def url(self) -> str:
@@ -30,6 +34,15 @@ class CheckpointSpec:
 
         return [f for f in self.files if not (Path(folder) / f).is_file()]
 
+
+INDEX = "model.safetensors.index.json"  # the Hub's name for the shard index of a sharded safetensors checkpoint
+SHARDED_FILES = ("config.json", INDEX)  # required; the shards themselves are chosen at fetch time
+# Tokenizer files in their usual Hub names: fetched when the revision has them, never required (Table 5 (b)/(c)
+# needs only weights; a missing tokenizer must not fail a PII run).
+TOKENIZER_FILES = (
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "vocab.txt", "merges.txt",
+    "spiece.model", "tokenizer.model", "generation_config.json",
+)
 
 # Files of a GPT-2 style checkpoint that loading needs: the config, the safetensors weights (never the
 # pickled pytorch_model.bin) and the byte-level BPE tokenizer in both of its on-disk forms.
@@ -46,6 +59,50 @@ CHECKPOINTS: dict[str, CheckpointSpec] = {
         revision="607a30d783dfa663caf39e06633721c8d4cfcd7e",
         model_class="GPT2Model",
         files=GPT2_FILES,
+    ),
+    # spec lu2024 Table 5 (5b): PLM.py uses `bert-base-uncased`, now google-bert/bert-base-uncased. Revision: the
+    # commit pinned by many public projects (revision locks, HF cache snapshot paths), with model.safetensors.
+    "bert": CheckpointSpec(
+        name="bert", repo="google-bert/bert-base-uncased", revision="86b5e0934494bd15c9632b12f734a8a67f723594",
+        model_class="BertModel", files=("config.json", "model.safetensors"), optional_files=TOKENIZER_FILES,
+        tiny_family="bert",
+    ),
+    # spec lu2024 (5b): PLM.py's active model `roberta-base` = FacebookAI/roberta-base; revision as pinned by
+    # several public projects (listing config.json, model.safetensors of 498,818,054 bytes, tokenizer files).
+    "roberta": CheckpointSpec(
+        name="roberta", repo="FacebookAI/roberta-base", revision="e2da8e2f811d1448a5b465c236feacd80ffbac7b",
+        model_class="RobertaModel", files=("config.json", "model.safetensors"), optional_files=TOKENIZER_FILES,
+        tiny_family="roberta",
+    ),
+    # spec lu2024 (5b), decision 11: t5-base = google-t5/t5-base; revision: the HF cache snapshot many public
+    # projects point at (holding model.safetensors, spiece.model, tokenizer.json).
+    "t5": CheckpointSpec(
+        name="t5", repo="google-t5/t5-base", revision="a9723ea7f1b39c1eae772870f3b547bf6ef7e6c1",
+        model_class="T5Model", files=("config.json", "model.safetensors"), optional_files=TOKENIZER_FILES,
+        tiny_family="t5",
+    ),
+    # spec lu2024 (5c), decision 12: LLaMA-1 7B as converted by huggyllama; revision: the repository sha of the
+    # Hub API record (last modified 2023-04-07) and of many HF cache paths holding model-0000{1,2}-of-00002.
+    "llama": CheckpointSpec(
+        name="llama", repo="huggyllama/llama-7b", revision="8416d3fefb0cb3ff5775a7b13c1692d10ff1aa16",
+        model_class="LlamaForCausalLM", files=SHARDED_FILES, weights=INDEX, sharded=True,
+        optional_files=TOKENIZER_FILES, tiny_family="llama",
+    ),
+    # spec lu2024 (5c), decision 12: gated (licence + token). Revision: the sha pinned by public revision
+    # tables and HF cache paths (model-0000{1,2}-of-00002.safetensors).
+    "llama2": CheckpointSpec(
+        name="llama2", repo="meta-llama/Llama-2-7b-hf", revision="01c7f73d771dfac7d292323805ebc428287df4f9",
+        model_class="LlamaForCausalLM", files=SHARDED_FILES, weights=INDEX, sharded=True,
+        optional_files=TOKENIZER_FILES, gated=True, tiny_family="llama",
+    ),
+    # spec lu2024 (5c)/(5d): Qwen (v1) 7B, remote code; its tensors are read without building the model. The
+    # LoRA part builds it, so the remote-code .py files, qwen.tiktoken and the CUDA kernel sources are allow-
+    # listed too. Revision: the sha public projects cite for Qwen/Qwen-7B (Hub API record, SBOM purl, caches).
+    "qwen": CheckpointSpec(
+        name="qwen", repo="Qwen/Qwen-7B", revision="ef3c5c9c57b252f3149c1408daf4d649ec8b6c85",
+        model_class="AutoModelForCausalLM", files=SHARDED_FILES, weights=INDEX, sharded=True,
+        optional_files=(*TOKENIZER_FILES, "*.py", "qwen.tiktoken", "*.cpp", "*.cu"), remote_code=True,
+        tiny_family="qwen2",
     ),
 }
 

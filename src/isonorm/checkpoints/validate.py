@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import CorruptCheckpointError, MissingCheckpointFilesError
 
-JSON_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json")
+JSON_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json", "model.safetensors.index.json")
 
 
 def refetch_hint(folder: Path) -> str:

@@ -68,3 +68,20 @@ def already_complete(folder: Path, what: str, held: dict[str, Any] | None, reque
             f"never overwritten: give this configuration its own root folder, or delete {folder} to fetch again."
         )
     return True
+
+
+def read_frozen_json(folder: str | Path, filename: str, what: str, fetch: str) -> Any:
+    """The parsed ``folder/filename`` of a fetched input that a fetch rule froze there (marker required).
+
+    ``what`` names the input in errors ("text corpus"), ``fetch`` the function that writes it.
+    """
+    folder = Path(folder)
+    if read_marker(folder) is None:
+        raise FileNotFoundError(
+            f"{folder} holds no complete {what} (no .ready marker); run its fetch rule ({fetch}) first"
+        )
+    path = folder / filename
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{path} is unreadable ({err}); delete {folder} and fetch the {what} again") from err

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from ..atomic import write_text_atomically
-from .marker import already_complete, check_source, read_marker, write_marker
+from .marker import already_complete, check_source, read_frozen_json, read_marker, write_marker
 
 log = logging.getLogger(__name__)
 
@@ -152,17 +152,8 @@ def _select(texts: Sequence[str], n_texts: int, max_chars: int, where: str) -> l
 
 def read_texts(folder: str | Path) -> dict[str, Any]:
     """The validated ``texts.json`` of a fetched corpus folder (marker required)."""
-    folder = Path(folder)
-    if read_marker(folder) is None:
-        raise FileNotFoundError(
-            f"{folder} holds no complete text corpus (no .ready marker); run the fetch_texts rule "
-            "(isonorm.data.fetch_texts) first"
-        )
-    path = folder / TEXTS_FILE
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path} is unreadable ({err}); delete {folder} and fetch the texts again") from err
+    record = read_frozen_json(folder, TEXTS_FILE, "text corpus", "isonorm.data.fetch_texts")
+    path = Path(folder) / TEXTS_FILE
     return validate_record(record, path)
 
 

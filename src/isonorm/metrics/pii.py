@@ -72,3 +72,43 @@ def conv_centre_tap(weight: torch.Tensor) -> torch.Tensor:
             "sizes (Lu et al. use 3×3)"
         )
     return weight[..., height // 2, width // 2]
+
+
+def pii_chunked(
+    W: torch.Tensor,
+    dim: Orientation = "columns",
+    *,
+    block_size: int = 1024,
+    dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
+    """:func:`pii` of one matrix W (out, in) without ever holding its k×k similarity matrix.
+
+    For the 4096×11008 matrices of 7B LLMs (spec lu2024 A.1.1, Table 5 (5c)) the dense C would be 11008²
+    float64 values (~1 GB). Here the unit vectors are multiplied one block of ``block_size`` rows at a time
+    against the vectors from the block's start onwards (C is symmetric: every block right of the diagonal
+    counts twice), so at most block_size × k similarities exist at once and half the products are skipped.
+    ``dtype`` is the precision of the products (float64 by default, DESIGN 6); sums are always float64.
+    Returns a 0-dim float64 tensor on W's device; zero vectors give NaN, as in :func:`pii`.
+    """
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive number of vectors, got {block_size}")
+    W = as_metric_tensor(W, "W", min_ndim=2, dtype=dtype)
+    if W.ndim != 2:
+        raise ValueError(f"pii_chunked takes one matrix (out, in), got shape {tuple(W.shape)}; use pii for batches")
+    vectors = _vectors(W, dim)
+    k = vectors.shape[0]
+    if k < 2:
+        raise ValueError(
+            f"PII needs at least two {dim} vectors, got W of shape {tuple(W.shape)}; "
+            "choose the other orientation (dim='rows' or 'columns') or a larger layer"
+        )
+    unit = (vectors / vectors.norm(dim=-1, keepdim=True)).contiguous()  # row-major: no copy inside the loop
+    total = torch.zeros((), dtype=torch.float64, device=W.device)
+    for start in range(0, k, block_size):
+        stop = min(start + block_size, k)
+        similarity = (unit[start:stop] @ unit[start:].mT).abs()  # (b, k − start): diagonal block, then right
+        width = stop - start
+        diagonal_block = similarity[:, :width]
+        total += diagonal_block.sum(dtype=torch.float64) - diagonal_block.diagonal().sum(dtype=torch.float64)
+        total += 2 * similarity[:, width:].sum(dtype=torch.float64)
+    return total / (k * (k - 1))

@@ -9,7 +9,7 @@ the value was obtained). The scoreboard matches them to ``notebooks/reference/<s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -51,3 +51,24 @@ def write_claims(
 
 def read_claims(path: str | Path) -> pd.DataFrame:
     return validate_claims(read_results(path), path)
+
+
+# A paper's part: (result key -> Parquet paths, the paper's config) -> {item suffix: {quantity: value}}
+ClaimPart = Callable[[Mapping[str, Sequence[str]], Mapping[str, Any]], Mapping[str, Mapping[str, float]]]
+
+
+def measure_parts(
+    slug: str, parts: Sequence[ClaimPart], results: Mapping[str, Sequence[str]], config: Mapping[str, Any]
+) -> pd.DataFrame:
+    """The claims frame of a paper whose parts each reduce their own results (``*_summaries.claims``).
+
+    Parts may contribute to the same item (e.g. the rows of one table); a quantity given twice is an error
+    in :func:`validate_claims`, never silently overwritten.
+    """
+    rows = [
+        {"item": f"{slug}-{item}", "quantity": quantity, "value": float(value), "note": ""}
+        for part in parts
+        for item, quantities in part(results, config).items()
+        for quantity, value in quantities.items()
+    ]
+    return validate_claims(pd.DataFrame(rows, columns=list(CLAIM_COLUMNS)), f"claims of {slug}", slug)

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ...report.claims import measure_parts
 from ...results import read_all_results
 from . import SLUG, gpt2_summaries, image_mlp_summaries, simulation_summaries
 
@@ -57,13 +58,4 @@ PARTS: tuple[Callable[[Results, Mapping[str, Any]], Claims], ...] = (
 
 def measure(results: Results, config: Mapping[str, Any]) -> pd.DataFrame:
     """All quantities computable from the ``results`` files present (result key -> Parquet paths)."""
-    by_item: Claims = {}
-    for part in PARTS:
-        for item, quantities in part(results, config).items():
-            by_item.setdefault(item, {}).update(quantities)
-    rows = [
-        {"item": f"{SLUG}-{item}", "quantity": quantity, "value": float(value), "note": ""}
-        for item, quantities in by_item.items()
-        for quantity, value in quantities.items()
-    ]
-    return pd.DataFrame(rows, columns=["item", "quantity", "value", "note"])
+    return measure_parts(SLUG, PARTS, results, config)

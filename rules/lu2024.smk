@@ -1,0 +1,218 @@
+# Lu et al. (IJCAI 2024), "The Orthogonality of Weight Vectors": every table and figure (spec lu2024).
+# Library: src/isonorm/experiments/lu2024/. Training rules train every seed of a configuration stacked in one
+# job (resources gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
+#   Figs. 1–2, Tables 1, 3, App. Table 4   MNIST FNNs            lu2024_table1, lu2024_table3, lu2024_apptable4
+#   Table 2, App. Table 2                  SimpleCNN             lu2024_simple_cnn
+#   Table 4, App. Table 3                  ResNet-18             lu2024_resnet18
+#   Table 5 (a) / (b, c) / (d)             Transformer / checkpoints / LoRA
+#                                          lu2024_table5_transformer / lu2024_table5_checkpoints / lu2024_table5_lora
+#   App. Table 1                           notation, static in the notebook
+
+
+rule lu2024_table1:
+    """Table 1: MNIST FNN Norm_Res/GELU with linearH.1 constant-initialised, one job per optimizer."""
+    input:
+        dataset_ready(L24["fnn"]["dataset"]),
+    output:
+        results("lu2024", "table1", "{optimizer}.parquet"),
+    wildcard_constraints:
+        optimizer="|".join(L24["table1"]["runs"]),
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "table1"), item="table1", optimizer=wc.optimizer,
+            **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "table1-{optimizer}"),
+    benchmark:
+        benchmark_path("lu2024_table1", "{optimizer}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_table3:
+    """Table 3 (and Figs. 1–2 through the saved weights): Original vs Norm_Res × activation/optimizer."""
+    input:
+        dataset_ready(L24["fnn"]["dataset"]),
+    output:
+        results("lu2024", "table3", "{variant}-{activation}-{optimizer}.parquet"),
+        weights=results("lu2024", "table3_weights", "{variant}-{activation}-{optimizer}.parquet"),
+    wildcard_constraints:
+        variant="|".join(L24["table3"]["variants"]),
+        activation="[a-z]+",
+        optimizer="sgd|adam|adamw|rmsprop",
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "table3"), item="table3", optimizer=wc.optimizer,
+            variant=wc.variant, activation=wc.activation, weights_path=output.weights,
+            **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "table3-{variant}-{activation}-{optimizer}"),
+    benchmark:
+        benchmark_path("lu2024_table3", "{variant}-{activation}-{optimizer}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_apptable4:
+    """App. Table 4: Original / Norm / Res / Norm_Res FNNs, GELU, Adam, one job per variant."""
+    input:
+        dataset_ready(L24["fnn"]["dataset"]),
+    output:
+        results("lu2024", "apptable4", "{variant}.parquet"),
+    wildcard_constraints:
+        variant="|".join(L24["apptable4"]["variants"]),
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "apptable4"), item="apptable4",
+            optimizer=L24["apptable4"]["optimizer"], variant=wc.variant,
+            activation=L24["apptable4"]["activation"],
+            **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "apptable4-{variant}"),
+    benchmark:
+        benchmark_path("lu2024_apptable4", "{variant}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_simple_cnn:
+    """Table 2 (CIFAR-10) and App. Table 2 (CIFAR-100): SimpleCNN, conv1 constant, one job per optimizer."""
+    input:
+        lambda wc: dataset_ready(L24[wc.item]["dataset"]),
+    output:
+        results("lu2024", "{item}", "{optimizer}.parquet"),
+    wildcard_constraints:
+        item="table2|apptable2",
+        optimizer="sgd|adam|adamw|rmsprop",
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.trained_nets:simple_cnn", l24_cfg("simple_cnn", wc.item), item=wc.item,
+            optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "{item}-{optimizer}"),
+    benchmark:
+        benchmark_path("lu2024_simple_cnn", "{item}-{optimizer}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_resnet18:
+    """Table 4 (CIFAR-10) and App. Table 3 (CIFAR-100): ResNet-18 Original vs Norm_Res, per optimizer."""
+    input:
+        lambda wc: dataset_ready(L24[wc.item]["dataset"]),
+    output:
+        results("lu2024", "{item}", "{variant}-{optimizer}.parquet"),
+    wildcard_constraints:
+        item="table4|apptable3",
+        variant="|".join(L24["resnet18"]["variants"]),
+        optimizer="sgd|adam|adamw|rmsprop",
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.trained_nets:resnet18", l24_cfg("resnet18", wc.item), item=wc.item,
+            variant=wc.variant, optimizer=wc.optimizer,
+            **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "{item}-{variant}-{optimizer}"),
+    benchmark:
+        benchmark_path("lu2024_resnet18", "{item}-{variant}-{optimizer}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_table5_transformer:
+    """Table 5, Transformer row: the six-layer word-level Transformer trained on WikiText-2, all seeds."""
+    input:
+        corpus_ready(L24["table5_transformer"]["corpus"]),
+    output:
+        results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet"),
+    params:
+        run=lambda wc, output: experiment(
+            f"{L24_LIB}.wikitext_transformer:table5_transformer",
+            L24["table5_transformer"],
+            **training_kwargs(L24["table5_transformer"]["corpus"], output[0] + ".ckpt"),
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "table5_transformer"),
+    benchmark:
+        benchmark_path("lu2024_table5_transformer")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_table5_checkpoints:
+    """Table 5 (b) (part=plms) and (c) (part=llms): one row per model, matrix and orientation."""
+    input:
+        lambda wc: [checkpoint_ready(m) for m in L24["table5"][wc.part]["models"]],
+    output:
+        results("lu2024", "table5", "{part}.parquet"),
+    wildcard_constraints:
+        part="plms|llms",
+    params:
+        run=lambda wc: experiment(
+            f"{L24_LIB}.checkpoint_pii:table5_{wc.part}", L24["table5"][wc.part],
+            checkpoint_root=CHECKPOINT_ROOT, device=config["device"],
+        ),
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "table5-{part}"),
+    benchmark:
+        benchmark_path("lu2024_table5_checkpoints", "{part}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lu2024_table5_lora:
+    """Table 5 (d): LoRA fine-tuning of the base LLM with peft, merged; PII of its layer before and after."""
+    input:
+        checkpoint_ready(L24["table5"]["lora"]["checkpoint"]),
+        instructions_ready(L24["table5"]["lora"]["instructions"]),
+    output:
+        results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet"),
+    params:
+        run=lambda wc, input: experiment(
+            f"{L24_LIB}.lora:table5_lora_runs",
+            L24["table5"]["lora"],
+            checkpoint_dir=str(Path(input[0]).parent),
+            instructions=str(Path(input[1]).parent),
+            device=config["device"],
+        ),
+    resources:
+        gpu=1,
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "table5_lora"),
+    benchmark:
+        benchmark_path("lu2024_table5_lora")
+    script:
+        "../scripts/run_experiment.py"

@@ -1,0 +1,334 @@
+"""Instruction-tuning sets (instruction, input, output), frozen into one ``instructions.json`` per set.
+
+Lu et al. (2024), Table 5 (d) fine-tunes Qwen-7B with LoRA on an instruction set the paper does not name;
+spec lu2024 decision 13 takes the first 5,000 examples of ``tatsu-lab/alpaca`` (Stanford Alpaca, 52,002
+instruction-following demonstrations). As :mod:`.texts` does for text corpora, the download stage fetches ONE
+parquet file of a pinned dataset revision, keeps the first ``n_examples`` rows (file order = dataset order)
+and writes ``<root>/<name>/instructions.json`` with the source and the licence. Sources:
+
+- ``huggingface``: that download (``hf_hub_download`` of one file, retried by :func:`~isonorm.checkpoints.hub.call_hub`);
+- ``local``: a pre-staged file: this stage's ``instructions.json`` (or its folder), the original
+  ``alpaca_data.json`` (a JSON list), a JSON-lines file or a parquet file with columns instruction/input/output;
+- ``synthetic``: tiny generated instruction/response pairs (deterministic; the offline quick preset).
+
+The ``.ready`` marker (:mod:`.marker`) is written last; a complete set is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ..atomic import write_text_atomically
+from ..runtime import derive_seed
+from .marker import already_complete, check_source, read_frozen_json, read_marker, write_marker
+from .texts import HubParquet
+
+INSTRUCTIONS_FILE = "instructions.json"
+DOWNLOAD_DIR = ".download"  # the parquet lands here and is removed once instructions.json is written
+FIELDS = ("instruction", "input", "output")  # the Alpaca record format (github.com/tatsu-lab/stanford_alpaca)
+SOURCES: tuple[str, ...] = ("huggingface", "local", "synthetic")
+InstructionSource = Literal["huggingface", "local", "synthetic"]
+
+
+@dataclass(frozen=True)
+class InstructionSetSpec:
+    name: str
+    title: str
+    hub: HubParquet
+    license: str
+    license_url: str
+
+
+INSTRUCTION_SETS: dict[str, InstructionSetSpec] = {
+    "alpaca": InstructionSetSpec(
+        name="alpaca",
+        title="Stanford Alpaca",
+        # spec lu2024 decision 13: tatsu-lab/alpaca. Revision: the repository's head commit as reported by the
+        # Hub API (`"sha": "dce01c9b08f87459cf36a430d809084718273017"`, lastModified 2023-05-22) and pinned by
+        # several public projects; file: its single train shard, 52,002 rows, columns instruction, input,
+        # output, text (public listings and projects pinning that revision; SHA-256 06391b65...517073). Not
+        # verified here (no internet).
+        hub=HubParquet(
+            repo="tatsu-lab/alpaca",
+            revision="dce01c9b08f87459cf36a430d809084718273017",
+            file="data/train-00000-of-00001-a09b74b3ef9c3b56.parquet",
+            config="default",
+        ),
+        license="CC BY-NC 4.0",  # the dataset card of tatsu-lab/alpaca
+        license_url="https://creativecommons.org/licenses/by-nc/4.0/",
+    ),
+}
+
+
+def instruction_set_spec(name: str) -> InstructionSetSpec:
+    try:
+        return INSTRUCTION_SETS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown instruction set {name!r}; known: {sorted(INSTRUCTION_SETS)}. Add an InstructionSetSpec to "
+            "isonorm.data.instructions.INSTRUCTION_SETS."
+        ) from None
+
+
+# --- validation --------------------------------------------------------------------------------------------
+
+
+def validate_examples(examples: Any, where: str | Path) -> list[dict[str, str]]:
+    """A non-empty list of {instruction, input, output} string records (input may be empty), or a ValueError."""
+    if not isinstance(examples, list) or not examples:
+        raise ValueError(
+            f"{where} holds no instruction examples: it needs a non-empty list of objects with string fields "
+            f"{', '.join(FIELDS)} (the Alpaca format)"
+        )
+    out = []
+    for i, example in enumerate(examples):
+        if not isinstance(example, dict) or any(not isinstance(example.get(f, ""), str) for f in FIELDS):
+            raise ValueError(f"{where}: example {i} is not an object with string fields {', '.join(FIELDS)}")
+        record = {f: example.get(f) or "" for f in FIELDS}
+        if not record["instruction"].strip() or not record["output"].strip():
+            raise ValueError(
+                f"{where}: example {i} has an empty `instruction` or `output`; every example needs both "
+                "(`input` may be empty)"
+            )
+        out.append(record)
+    return out
+
+
+def _check_positive(**values: Any) -> None:
+    for key, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{key} must be a positive integer, got {value!r}")
+
+
+def _first(examples: Sequence[dict[str, str]], n_examples: int, where: str) -> list[dict[str, str]]:
+    """The first ``n_examples`` (spec lu2024 decision 13: the first 5,000, in dataset order)."""
+    _check_positive(n_examples=n_examples)
+    if len(examples) < n_examples:
+        raise ValueError(
+            f"{where} holds {len(examples)} example(s) but {n_examples} were asked for; lower `n_examples` in the "
+            "config or use a source that provides more (huggingface)"
+        )
+    return list(examples[:n_examples])
+
+
+def read_instructions(folder: str | Path) -> dict[str, Any]:
+    """The validated ``instructions.json`` record of a fetched set folder (marker required)."""
+    record = read_frozen_json(
+        folder, INSTRUCTIONS_FILE, "instruction set", "isonorm.data.instructions.fetch_instructions"
+    )
+    path = Path(folder) / INSTRUCTIONS_FILE
+    record = record if isinstance(record, dict) else {}  # anything else has no `examples`: rejected below
+    record["examples"] = validate_examples(record.get("examples"), path)
+    return record
+
+
+def load_instructions(folder: str | Path, n_examples: int | None = None) -> list[dict[str, str]]:
+    """The first ``n_examples`` examples of a fetched set (None: all)."""
+    examples = read_instructions(folder)["examples"]
+    return _first(examples, len(examples) if n_examples is None else n_examples, str(Path(folder) / INSTRUCTIONS_FILE))
+
+
+def describe_instructions(folder: str | Path) -> str:
+    """One line for captions: where the examples came from."""
+    source = read_instructions(folder).get("source", {})
+    if source.get("kind") == "huggingface":
+        return f"{source['repo']}@{source['revision']}:{source['file']}"
+    if source.get("kind") == "local":
+        return f"local file {source.get('path')}"
+    return str(source.get("kind", "unknown"))
+
+
+# --- synthetic ---------------------------------------------------------------------------------------------
+
+_WORDS = ("river", "stone", "cloud", "garden", "lamp", "window", "forest", "letter", "bridge", "candle")
+
+
+def synthetic_examples(n_examples: int, seed: int = 0) -> list[dict[str, str]]:
+    """``n_examples`` small deterministic instruction/response pairs in the Alpaca format (same seed, same pairs).
+
+    Three task kinds (arithmetic without input, word reversal and list sorting with an input) so that both
+    Alpaca prompt templates (with and without input) are exercised.
+    """
+    _check_positive(n_examples=n_examples)
+    rng = random.Random(derive_seed("instructions", "synthetic", seed))
+    examples = []
+    for i in range(n_examples):
+        kind = i % 3
+        if kind == 0:
+            a, b = rng.randint(1, 99), rng.randint(1, 99)
+            examples.append({"instruction": f"Add {a} and {b}.", "input": "", "output": f"{a} + {b} = {a + b}."})
+        elif kind == 1:
+            word = rng.choice(_WORDS)
+            examples.append({"instruction": "Reverse the letters of the word.", "input": word,
+                             "output": word[::-1]})
+        else:
+            words = rng.sample(_WORDS, 3)
+            examples.append({"instruction": "Sort these words alphabetically.", "input": ", ".join(words),
+                             "output": ", ".join(sorted(words))})
+    return examples
+
+
+# --- the three sources -------------------------------------------------------------------------------------
+
+
+def _download_parquet(source: HubParquet, target: Path, retries: int, backoff_s: float) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    from ..checkpoints.hub import call_hub
+
+    return Path(call_hub(
+        lambda: hf_hub_download(
+            repo_id=source.repo, filename=source.file, repo_type="dataset", revision=source.revision,
+            local_dir=target,
+        ),
+        what=f"instructions from {source.repo}", repo=source.repo, revision=source.revision, repo_type="dataset",
+        retries=retries, backoff_s=backoff_s,
+        offline_sources="`local` (a pre-staged instructions.json / alpaca_data.json) or `synthetic`",
+    ))
+
+
+def read_parquet_examples(parquet: Path, n_rows: int | None, remove_on_error: bool) -> list[dict[str, Any]]:
+    """The first ``n_rows`` rows (None: all) of columns instruction, input, output, in file order."""
+    import pyarrow.parquet as pq
+
+    try:
+        file = pq.ParquetFile(parquet)
+        missing = [c for c in FIELDS if c not in file.schema_arrow.names]
+        if missing:
+            raise ValueError(f"no column(s) {missing} (columns: {file.schema_arrow.names})")
+        rows: list[dict[str, Any]] = []
+        for batch in file.iter_batches(batch_size=min(n_rows or 10_000, 10_000), columns=list(FIELDS)):
+            rows.extend(batch.to_pylist())
+            if n_rows is not None and len(rows) >= n_rows:
+                break
+    except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+        if remove_on_error:
+            parquet.unlink(missing_ok=True)
+            raise ValueError(
+                f"the downloaded file {parquet} is unreadable as an instruction parquet ({err}); it has been "
+                "removed, run the fetch again to download it anew"
+            ) from err
+        raise ValueError(f"{parquet} is unreadable as an instruction parquet ({err})") from err
+    return rows if n_rows is None else rows[:n_rows]
+
+
+def _write(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
+    write_text_atomically(folder / INSTRUCTIONS_FILE, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record
+
+
+def _from_hub(spec: InstructionSetSpec, source: HubParquet, folder: Path, n_examples: int, retries: int,
+              backoff_s: float) -> dict[str, Any]:
+    download = folder / DOWNLOAD_DIR
+    parquet = _download_parquet(source, download, retries, backoff_s)
+    rows = read_parquet_examples(parquet, n_examples, remove_on_error=True)
+    examples = _first(validate_examples(rows, source.url), n_examples, source.url)
+    record = _write(folder, {
+        "name": spec.name,
+        "examples": examples,
+        "source": {"kind": "huggingface", "repo": source.repo, "revision": source.revision, "file": source.file,
+                   "url": source.url, "n_examples": n_examples},
+        "license": spec.license,
+        "license_url": spec.license_url,
+        "attribution": (
+            f"The first {n_examples} examples of {spec.title} (Taori et al. 2023, "
+            f"https://github.com/tatsu-lab/stanford_alpaca), Hugging Face dataset {source.repo}, file "
+            f"{source.file}, revision {source.revision}; licensed under {spec.license} ({spec.license_url})."
+        ),
+    })
+    shutil.rmtree(download, ignore_errors=True)  # ~24 MB; only the first examples are kept
+    return record
+
+
+def _read_local(file: Path) -> list[Any]:
+    if file.suffix == ".parquet":
+        return read_parquet_examples(file, None, remove_on_error=False)
+    text = file.read_text(encoding="utf-8")
+    if file.suffix == ".jsonl":
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    data = json.loads(text)
+    return data.get("examples") if isinstance(data, dict) else data
+
+
+def _from_local(path: Path, folder: Path, n_examples: int) -> dict[str, Any]:
+    path = Path(path).expanduser()
+    file = path / INSTRUCTIONS_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"local instructions {file} do not exist; set `path:` to an instructions.json written by the "
+            "fetch_instructions rule on a machine with internet (or its folder), Stanford Alpaca's "
+            "alpaca_data.json, a .jsonl or a .parquet with columns instruction/input/output; or use source "
+            "`huggingface` / `synthetic`"
+        )
+    try:
+        examples = _read_local(file)
+    except (OSError, ValueError) as err:  # JSONDecodeError is a ValueError
+        raise ValueError(f"local instructions {file} are unreadable ({err})") from err
+    examples = _first(validate_examples(examples, file), n_examples, str(file))
+    return _write(folder, {"name": folder.name, "examples": examples,
+                           "source": {"kind": "local", "path": str(file.resolve()), "n_examples": n_examples},
+                           "staged_from": str(file.resolve())})
+
+
+def _from_synthetic(folder: Path, n_examples: int, seed: int) -> dict[str, Any]:
+    return _write(folder, {
+        "name": folder.name,
+        "examples": synthetic_examples(n_examples, seed),
+        "source": {"kind": "synthetic", "seed": seed, "n_examples": n_examples},
+        "license": "MIT (isonorm)",
+        "attribution": "Generated arithmetic / word tasks; an offline stand-in for Stanford Alpaca (quick preset).",
+    })
+
+
+def fetch_instructions(
+    name: str = "alpaca",
+    root: str | Path = "resources/data",
+    source: InstructionSource = "huggingface",
+    *,
+    path: str | Path | None = None,
+    n_examples: int = 5000,  # spec lu2024 decision 13: the first 5,000 examples
+    repo: str | None = None,
+    revision: str | None = None,
+    file: str | None = None,
+    seed: int = 0,
+    retries: int = 3,
+    backoff_s: float = 1.0,
+) -> Path:
+    """Make ``root/<name>/instructions.json`` hold the first ``n_examples`` of ``source``; returns ``root/<name>``.
+
+    ``repo``/``revision``/``file`` override the registry's pinned parquet (source ``huggingface``; ignored by
+    the others, so a preset that switches the source may keep them). ``path``: the pre-staged file or folder
+    (source ``local`` only). ``seed``: the synthetic pairs. ``retries``/``backoff_s``: as the data stage.
+    """
+    spec = instruction_set_spec(name)
+    check_source("instruction", name, source, SOURCES, path)
+    _check_positive(n_examples=n_examples)
+    hub = replace(spec.hub, **{k: v for k, v in {"repo": repo, "revision": revision, "file": file}.items() if v})
+    request: dict[str, Any] = {"source": source, "n_examples": n_examples}
+    if source == "huggingface":
+        request["url"] = hub.url
+    elif source == "synthetic":
+        request["seed"] = seed
+
+    folder = Path(root) / name
+    existing = read_marker(folder)
+    held = None if existing is None else existing.get("request", {})
+    if already_complete(folder, f"instruction set {name}", held, request, held == request):
+        return folder
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if source == "huggingface":
+        record = _from_hub(spec, hub, folder, n_examples, retries, backoff_s)
+    elif source == "local":
+        record = _from_local(Path(path), folder, n_examples)
+    else:
+        record = _from_synthetic(folder, n_examples, seed)
+    write_marker(folder, {"instructions": name, "request": request, "source": record["source"],
+                          "n_examples": len(record["examples"])})
+    return folder

@@ -1,0 +1,19 @@
+"""Lu, Sun, Yang, Zhou, Lin (IJCAI 2024): the orthogonality of weight vectors, measured by PII.
+
+- ``trained_nets``          Tables 1–4, App. Tables 2–4 and the weights behind Figs. 1–2: MNIST FNNs, the
+                            SimpleCNN and ResNet-18 on CIFAR-10/100, trained on the shared engine;
+                            reductions in ``trained_summaries`` (also App. Table 1, the notation)
+- ``wikitext_transformer``  Table 5 (a): a six-layer word-level Transformer on WikiText-2; ``wikitext_summaries``
+- ``checkpoint_pii``        Table 5 (b), (c): PII of one layer of PLM / LLM checkpoints, read tensor by tensor
+                            from the safetensors shards; ``checkpoint_summaries``
+- ``lora``                  Table 5 (d): LoRA fine-tuning with peft, merged, PII before and after; ``lora_summaries``
+- ``claims``                the checkable quantities the scoreboard compares with the paper
+"""
+
+SLUG = "lu2024"
+
+# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+ITEMS = (
+    "fig1", "table1", "table2", "fig2", "table3", "table4", "table5",
+    "apptable1", "apptable2", "apptable3", "apptable4",
+)

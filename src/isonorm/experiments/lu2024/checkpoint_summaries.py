@@ -1,0 +1,77 @@
+"""Reductions of the Table 5 (b)/(c) results, shared by the notebook and the claims (spec lu2024 Table 5).
+
+The rows of ``checkpoint_pii.table5_plms`` / ``table5_llms`` (one per model, matrix and orientation) become
+the paper's table rows: model, Query, Keys, Values, Atten_Output, Linear_1, Linear_2, each cell in the
+orientation the table uses (decision 1). The T5 decoder's FFN cells stay empty ("-", as published); its real
+values (``layer.2.DenseReluDense``) are a supplementary table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...results import read_all_results
+from .checkpoint_pii import CELLS
+
+RESULT_KEYS = ("table5_plms", "table5_llms")  # rules/lu2024 results entries of this part
+PLM_CLOSE_TO_ZERO = 0.1  # "All of their PIIs are close to zero" [paper §4.4]; a random 768-dim matrix gives 0.029
+
+
+def table5_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 5 rows: model (the paper's row label), Query, Keys, Values, Atten_Output, Linear_1, Linear_2.
+
+    Each cell is the PII in the table's orientation; a cell the paper leaves empty (T5/Decoder FFN) is NaN.
+    Rows keep the order of the results (the configured model order).
+    """
+    used = frame[frame["orientation"] == frame["table_orientation"]].copy()
+    used.loc[~used["in_table"].astype(bool), "pii"] = np.nan
+    table = used.pivot_table(index="row_label", columns="cell", values="pii", sort=False, dropna=False)
+    table = table.reindex(columns=list(CELLS)).reindex(pd.unique(used["row_label"]))
+    return table.reset_index().rename(columns={"row_label": "model"}).rename_axis(columns=None)
+
+
+def both_orientations(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell in both orientations (decision 1: always store both): model, cell, columns, rows, used."""
+    wide = frame.pivot_table(index=["row_label", "cell"], columns="orientation", values="pii", sort=False)
+    used = frame.drop_duplicates(["row_label", "cell"]).set_index(["row_label", "cell"])["table_orientation"]
+    return wide.join(used.rename("table_uses")).reset_index().rename(columns={"row_label": "model"})
+
+
+def t5_decoder_ffn(frame: pd.DataFrame) -> pd.DataFrame:
+    """The supplementary T5 decoder FFN row (layer.2.DenseReluDense wi/wo) the paper shows as "-"."""
+    extra = frame[~frame["in_table"].astype(bool) & (frame["orientation"] == frame["table_orientation"])]
+    return extra.pivot_table(index="row_label", columns="cell", values="pii", sort=False).reset_index().rename(
+        columns={"row_label": "model"}).rename_axis(columns=None)
+
+
+def quantity(label: str, cell: str) -> str:
+    """Reference quantity name of one cell, e.g. ("T5/Encoder", "Linear_1") → pii_t5_encoder_linear_1."""
+    return "pii_" + re.sub(r"[^a-z0-9]+", "_", f"{label} {cell}".lower()).strip("_")
+
+
+def _cells(rows: pd.DataFrame) -> dict[str, float]:
+    return {quantity(r["model"], c): float(r[c]) for _, r in rows.iterrows() for c in CELLS if not pd.isna(r[c])}
+
+
+def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """{"table5": {quantity: value}} for this part's lines of notebooks/reference/lu2024.yaml.
+
+    Cells: ``pii_<row>_<cell>``. Claims [paper §4.4]: every PLM cell is "close to zero" (< 0.1), and the LLM
+    cells are smaller than the PLM cells (mean over the table's cells). A missing result key is skipped.
+    """
+    out: dict[str, float] = {}
+    rows = {key: table5_rows(read_all_results(results[key])) for key in RESULT_KEYS if results.get(key)}
+    for table in rows.values():
+        out.update(_cells(table))
+    if "table5_plms" in rows:
+        plm = rows["table5_plms"][list(CELLS)].to_numpy(dtype=float)
+        out["plm_pii_all_close_to_zero"] = float(np.nanmax(plm) < PLM_CLOSE_TO_ZERO)
+    if set(rows) == set(RESULT_KEYS):
+        plm = np.nanmean(rows["table5_plms"][list(CELLS)].to_numpy(dtype=float))
+        llm = np.nanmean(rows["table5_llms"][list(CELLS)].to_numpy(dtype=float))
+        out["llm_pii_below_plm_pii"] = float(llm < plm)
+    return {"table5": out} if out else {}

@@ -1,0 +1,435 @@
+"""Table 5 (d): PII of Qwen-7B's layer-8 matrices before LoRA fine-tuning and after merging the adapter.
+
+Lu et al.'s ``qwen_lora.py`` loads the base model, merges a LoRA adapter (``merge_and_unload``: W' = W +
+(α/r)·B·A) and computes PII_col of the layer-8 matrices; the adapter and its training recipe are not
+published (spec lu2024 A.2 (5d)). Spec decision 13 fixes the run: plain LoRA with ``peft`` on a bf16 base (no
+4-bit QLoRA), r = 64, α = 16, dropout 0.05, targets c_attn/c_proj/w1/w2 (Firefly's Qwen-7B recipe, which the
+authors' merge script copies), lr 2e-4, 1 epoch, max length 512, seed 42, the first 5,000 Alpaca examples.
+
+Steps of :func:`table5_lora` (one seed per call):
+
+1. load the base model (``AutoModelForCausalLM``; Qwen v1 needs its remote code) and tokenizer;
+2. copy the measured matrices of block ``layer`` (:data:`MEASURED`, by ``model_type``) in float64;
+3. wrap with a peft ``LoraConfig`` on the targets of that ``model_type`` (config ``targets``);
+4. train one epoch on Alpaca prompts (:data:`ALPACA_PROMPTS`), labels masked on the prompt (-100), AdamW with
+   constant-with-warmup lr and gradient clipping (Firefly's recipe);
+5. ``merge_and_unload()`` and measure the same matrices again.
+
+Rows (tidy, ``metric``/``value``): ``stage`` before/after × ``matrix`` × ``orientation`` (``pii``; both
+orientations are stored, spec decision 1; the table uses columns), ``stage`` delta (``relative_change`` =
+‖W'−W‖_F/‖W‖_F, ``max_abs_change``, ``changed_fraction`` of entries: in bf16 a small update can round away),
+and ``stage`` train (``loss`` per optimizer step).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from ...data.instructions import describe_instructions, load_instructions
+from ...metrics import pii
+from ...runtime import resolve_device
+
+log = logging.getLogger(__name__)
+
+CONFIG_KEY = "lu2024: table5: lora: checkpoint"  # named in every "use another base model" message
+IGNORE_INDEX = -100  # labels ignored by the causal-LM loss (transformers; stanford_alpaca train.py)
+TABLE_COLUMNS = ("Query", "Keys", "Values", "Atten_Output", "Linear_1", "Linear_2")  # paper Table 5
+QWEN_V1_PACKAGES = ("tiktoken", "einops", "transformers_stream_generator")  # Qwen-7B's remote code imports
+
+# Stanford Alpaca's prompt templates (github.com/tatsu-lab/stanford_alpaca, train.py PROMPT_DICT); the response
+# (the example's `output`) follows the prompt directly and ends with the tokenizer's end-of-sequence token, and
+# the loss is computed on the response only (the prompt's labels are IGNORE_INDEX), as in that train.py.
+ALPACA_PROMPTS = {
+    "prompt_input": (
+        "Below is an instruction that describes a task, paired with an input that provides further context. "
+        "Write a response that appropriately completes the request.\n\n"
+        "### Instruction:\n{instruction}\n\n### Input:\n{input}\n\n### Response:"
+    ),
+    "prompt_no_input": (
+        "Below is an instruction that describes a task. "
+        "Write a response that appropriately completes the request.\n\n"
+        "### Instruction:\n{instruction}\n\n### Response:"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One Table-5 cell's matrix: a parameter of block ``{layer}`` and, for a packed QKV, its row block."""
+
+    parameter: str  # with "{layer}" for the block index
+    block: int | None = None  # row block of a packed (3·H, H) c_attn weight: 0 = Q, 1 = K, 2 = V
+    blocks: int = 1
+
+
+# Qwen v1 (spec lu2024 A.2 (5c)/(5d), qwen_lora.py): c_attn (3·4096 × 4096) split along rows into Q, K, V;
+# Atten_Output = attn.c_proj, Linear_1 = mlp.w1 ("up"), Linear_2 = mlp.w2 ("gate"; Qwen v1 computes
+# c_proj(w1(x) ⊙ SiLU(w2(x)))). Qwen2 (the tiny stand-in's classes): the same roles under Qwen2's names (spec
+# decision 12 maps LLaMA-style Linear_1/Linear_2 to up/gate).
+MEASURED: dict[str, dict[str, Measured]] = {
+    "qwen": {
+        "Query": Measured("transformer.h.{layer}.attn.c_attn.weight", 0, 3),
+        "Keys": Measured("transformer.h.{layer}.attn.c_attn.weight", 1, 3),
+        "Values": Measured("transformer.h.{layer}.attn.c_attn.weight", 2, 3),
+        "Atten_Output": Measured("transformer.h.{layer}.attn.c_proj.weight"),
+        "Linear_1": Measured("transformer.h.{layer}.mlp.w1.weight"),
+        "Linear_2": Measured("transformer.h.{layer}.mlp.w2.weight"),
+    },
+    "qwen2": {
+        "Query": Measured("model.layers.{layer}.self_attn.q_proj.weight"),
+        "Keys": Measured("model.layers.{layer}.self_attn.k_proj.weight"),
+        "Values": Measured("model.layers.{layer}.self_attn.v_proj.weight"),
+        "Atten_Output": Measured("model.layers.{layer}.self_attn.o_proj.weight"),
+        "Linear_1": Measured("model.layers.{layer}.mlp.up_proj.weight"),
+        "Linear_2": Measured("model.layers.{layer}.mlp.gate_proj.weight"),
+    },
+}
+MEASURED["llama"] = {k: Measured(m.parameter) for k, m in MEASURED["qwen2"].items()}  # same names as Qwen2
+
+
+class LoraBaseModelError(RuntimeError):
+    """The base model cannot be loaded or is not one whose Table-5 matrices are known."""
+
+
+# --- loading -------------------------------------------------------------------------------------------------
+
+
+def read_model_type(checkpoint_dir: Path) -> str:
+    """``model_type`` of the checkpoint's config.json (e.g. ``qwen`` for Qwen-7B v1, ``qwen2``)."""
+    path = Path(checkpoint_dir) / "config.json"
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8"))["model_type"])
+    except (OSError, ValueError, KeyError) as err:
+        raise LoraBaseModelError(
+            f"{path} is missing or has no `model_type` ({err}); fetch the checkpoint named by `{CONFIG_KEY}` again"
+        ) from err
+
+
+def _check_checkpoint(checkpoint_dir: Path) -> None:
+    """The checkpoint stage's own checks (marker, file sizes, safetensors headers) before transformers reads it.
+
+    Training needs every weight: a checkpoint fetched for some tensors only (the Table 5 (c) PII rows fetch just
+    the shards holding layer 8, ``tensors:`` in its config) cannot be built into a model.
+    """
+    from ...checkpoints import checkpoint_record
+
+    record = checkpoint_record(checkpoint_dir)
+    if record.get("tensors") is not None:
+        raise LoraBaseModelError(
+            f"{checkpoint_dir} holds only the shards with tensors {record['tensors']}, but LoRA training builds the "
+            f"whole model; give the checkpoint named by `{CONFIG_KEY}` no `tensors:` (every shard) or point that "
+            "key at a checkpoint entry fetched whole"
+        )
+
+
+def _remote_code_help(model_type: str, err: BaseException | None) -> str:
+    import transformers
+
+    cause = f" ({type(err).__name__}: {err})" if err is not None else ""
+    return (
+        f"the base model's remote code (model_type {model_type!r}, Qwen-7B v1) could not be loaded with the "
+        f"pinned transformers {transformers.__version__}{cause}. Qwen v1's remote code targets transformers "
+        f"~4.32 and needs the packages {', '.join(QWEN_V1_PACKAGES)}. Point `{CONFIG_KEY}` at another base model "
+        "whose classes ship with transformers (e.g. a Qwen2 checkpoint under `checkpoints: models:`), or run "
+        "this rule in an environment pinned to a transformers release from Qwen-7B's time."
+    )
+
+
+def load_base(
+    checkpoint_dir: str | Path, *, dtype: torch.dtype, device: torch.device, trust_remote_code: bool
+) -> tuple[torch.nn.Module, Any, str]:
+    """(model, tokenizer, model_type) of a fetched causal-LM checkpoint, with clear errors."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = Path(checkpoint_dir)
+    _check_checkpoint(folder)
+    model_type = read_model_type(folder)
+    if model_type not in MEASURED:
+        raise LoraBaseModelError(
+            f"{folder} is a {model_type!r} model; Table 5's matrices are known for {sorted(MEASURED)} "
+            f"(isonorm.experiments.lu2024.lora.MEASURED). Point `{CONFIG_KEY}` at one of those."
+        )
+    remote = model_type == "qwen"  # Qwen v1 ships no transformers class: its code lives in the repository
+    if remote:
+        missing = [p for p in QWEN_V1_PACKAGES if importlib.util.find_spec(p) is None]
+        if missing:
+            raise LoraBaseModelError(_remote_code_help(model_type, ImportError(f"missing {', '.join(missing)}")))
+        if not trust_remote_code:
+            raise LoraBaseModelError(
+                f"{folder} (Qwen v1) needs its repository's code; set `lu2024: table5: lora: trust_remote_code: "
+                f"true` or point `{CONFIG_KEY}` at another base model"
+            )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=remote)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, trust_remote_code=remote)
+    except Exception as err:  # remote code fails in many ways (ImportError, AttributeError, TypeError ...)
+        if remote:
+            raise LoraBaseModelError(_remote_code_help(model_type, err)) from err
+        raise LoraBaseModelError(
+            f"transformers could not load {folder} ({type(err).__name__}: {err}); fetch the checkpoint named by "
+            f"`{CONFIG_KEY}` again or point it at another base model"
+        ) from err
+    return model.to(device), tokenizer, model_type
+
+
+# --- measuring -----------------------------------------------------------------------------------------------
+
+
+def layer_matrices(model: torch.nn.Module, model_type: str, layer: int) -> dict[str, tuple[str, torch.Tensor]]:
+    """{Table-5 column: (parameter name, float64 CPU copy of the matrix)} of block ``layer``."""
+    params = dict(model.named_parameters())
+    out = {}
+    for column, spec in MEASURED[model_type].items():
+        name = spec.parameter.format(layer=layer)
+        if name not in params:
+            n_blocks = getattr(getattr(model, "config", None), "num_hidden_layers", "?")
+            raise LoraBaseModelError(
+                f"the model has no parameter {name} (block {layer} of {n_blocks}); set `lu2024: table5: lora: "
+                "layer` to an existing block"
+            )
+        weight = params[name].detach()
+        if spec.blocks > 1:
+            rows = weight.shape[0] // spec.blocks
+            weight = weight[spec.block * rows:(spec.block + 1) * rows]
+        out[column] = (name, weight.to("cpu", torch.float64).clone())
+    return out
+
+
+def pii_rows(matrices: Mapping[str, tuple[str, torch.Tensor]], stage: str, orientations: Sequence[str]) -> list[dict]:
+    rows = []
+    for column, (name, weight) in matrices.items():
+        for orientation in orientations:
+            rows.append({"stage": stage, "matrix": column, "parameter": name, "orientation": orientation,
+                         "metric": "pii", "value": float(pii(weight, dim=orientation))})
+    return rows
+
+
+def change_rows(before: Mapping[str, tuple[str, torch.Tensor]], after: Mapping[str, tuple[str, torch.Tensor]]) -> list[dict]:
+    """How much merging moved each matrix: relative Frobenius change, largest entry change, changed fraction."""
+    rows = []
+    for column, (name, w0) in before.items():
+        delta = after[column][1] - w0
+        values = {
+            "relative_change": float(delta.norm() / w0.norm()),
+            "max_abs_change": float(delta.abs().max()),
+            "changed_fraction": float((delta != 0).double().mean()),
+        }
+        rows += [{"stage": "delta", "matrix": column, "parameter": name, "orientation": None, "metric": metric,
+                  "value": value} for metric, value in values.items()]
+    return rows
+
+
+# --- data ----------------------------------------------------------------------------------------------------
+
+
+def alpaca_prompt(example: Mapping[str, str]) -> str:
+    """The Stanford Alpaca prompt of an example (with or without its input)."""
+    key = "prompt_input" if example.get("input") else "prompt_no_input"
+    return ALPACA_PROMPTS[key].format_map(example)
+
+
+def eos_id(tokenizer: Any) -> int:
+    """The end-of-sequence id (Qwen v1's tokenizer calls it ``eod_id``, as Firefly's script handles)."""
+    value = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else getattr(tokenizer, "eod_id", None)
+    if value is None:
+        raise LoraBaseModelError("the tokenizer has no end-of-sequence token (eos_token_id / eod_id)")
+    return int(value)
+
+
+def tokenize_example(tokenizer: Any, example: Mapping[str, str], max_length: int) -> tuple[list[int], list[int]]:
+    """(input_ids, labels): prompt + response + eos, cut to ``max_length``; the prompt's labels are IGNORE_INDEX."""
+    prompt = tokenizer(alpaca_prompt(example), add_special_tokens=False)["input_ids"]
+    response = tokenizer(example["output"], add_special_tokens=False)["input_ids"] + [eos_id(tokenizer)]
+    ids = (prompt + response)[:max_length]
+    labels = ([IGNORE_INDEX] * len(prompt) + response)[:max_length]
+    return ids, labels
+
+
+def trainable(pairs: Sequence[tuple[list[int], list[int]]], max_length: int) -> list[tuple[list[int], list[int]]]:
+    """The examples that keep at least one response token after the cut to ``max_length``.
+
+    A prompt of ``max_length`` tokens or more leaves no label, and a loss over zero tokens is NaN (it would
+    poison the whole accumulation step); such examples are dropped and counted (column ``n_dropped``).
+    """
+    kept = [(ids, labels) for ids, labels in pairs if any(y != IGNORE_INDEX for y in labels)]
+    if not kept:
+        raise ValueError(
+            f"every example's prompt fills max_length = {max_length} tokens, leaving no response to learn; raise "
+            "`lu2024: table5: lora: max_length`"
+        )
+    if len(kept) < len(pairs):
+        log.warning("%d of %d examples dropped: prompt of >= %d tokens", len(pairs) - len(kept), len(pairs), max_length)
+    return kept
+
+
+def collate(pairs: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Right-padded batch: input_ids, attention_mask, labels (IGNORE_INDEX on padding)."""
+    length = max(len(ids) for ids, _ in pairs)
+    ids = torch.full((len(pairs), length), pad_id, dtype=torch.long)
+    labels = torch.full((len(pairs), length), IGNORE_INDEX, dtype=torch.long)
+    mask = torch.zeros((len(pairs), length), dtype=torch.long)
+    for i, (x, y) in enumerate(pairs):
+        ids[i, :len(x)], labels[i, :len(y)], mask[i, :len(x)] = torch.tensor(x), torch.tensor(y), 1
+    return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+
+# --- training ------------------------------------------------------------------------------------------------
+
+
+def lora_targets(cfg: Mapping[str, Any], model_type: str) -> list[str]:
+    try:
+        return list(cfg["targets"][model_type])
+    except KeyError:
+        raise LoraBaseModelError(
+            f"no LoRA targets for model_type {model_type!r}; add `{model_type}: [module names]` under "
+            f"`lu2024: table5: lora: targets` (known: {sorted(cfg['targets'])})"
+        ) from None
+
+
+def constant_with_warmup(step: int, warmup_steps: int) -> float:
+    """lr factor of transformers' ``constant_with_warmup`` schedule (Firefly's Qwen-7B config)."""
+    return min(1.0, step / warmup_steps) if warmup_steps > 0 else 1.0
+
+
+def train_lora(
+    model: torch.nn.Module, batches: Sequence[Sequence[tuple[list[int], list[int]]]], cfg: Mapping[str, Any],
+    pad_id: int, device: torch.device,
+) -> list[float]:
+    """One pass over ``batches`` (micro-batches), an optimizer step every ``grad_accumulation`` of them.
+
+    AdamW on the trainable (LoRA) parameters, constant-with-warmup lr, gradient clipping at ``max_grad_norm``
+    (Firefly: ``paged_adamw_32bit`` = AdamW with 32-bit states; paging only moves memory). Returns the mean
+    micro-batch loss of every optimizer step.
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=cfg["lr"], weight_decay=cfg["weight_decay"])
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: constant_with_warmup(step, cfg["warmup_steps"])
+    )
+    accumulation, max_steps = cfg["grad_accumulation"], cfg.get("max_steps")
+    groups = [batches[i:i + accumulation] for i in range(0, len(batches), accumulation)]
+    losses: list[float] = []
+    model.train()
+    for group in groups[:max_steps] if max_steps else groups:
+        total = 0.0
+        for batch in group:
+            inputs = {k: v.to(device) for k, v in collate(batch, pad_id).items()}
+            loss = model(**inputs).loss
+            (loss / len(group)).backward()
+            total += float(loss.detach())
+        torch.nn.utils.clip_grad_norm_(params, cfg["max_grad_norm"])
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(total / len(group))
+        if len(losses) % 20 == 0:
+            log.info("LoRA step %d/%d, loss %.4f", len(losses), len(groups), losses[-1])
+    model.eval()
+    return losses
+
+
+def micro_batches(
+    examples: Sequence[tuple[list[int], list[int]]], batch_size: int, seed: int
+) -> list[list[tuple[list[int], list[int]]]]:
+    """Examples in a seeded random order (as the HF Trainer's sampler), cut into micro-batches."""
+    order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(seed)).tolist()
+    shuffled = [examples[i] for i in order]
+    return [shuffled[i:i + batch_size] for i in range(0, len(shuffled), batch_size)]
+
+
+def _dtype(name: str) -> torch.dtype:
+    dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+    if name not in dtypes:
+        raise ValueError(f"lu2024: table5: lora: dtype must be one of {sorted(dtypes)}, got {name!r}")
+    return dtypes[name]
+
+
+def table5_lora(
+    cfg: Mapping[str, Any], *, checkpoint_dir: str | Path, instructions: str | Path, seed: int,
+    device: str = "auto",
+) -> pd.DataFrame:
+    """Rows (seed, stage, matrix, parameter, orientation, metric, value, step, layer, model_type, checkpoint, ...).
+
+    ``cfg`` (``lu2024: table5: lora:``): ``layer``, ``rank``, ``alpha``, ``dropout``, ``targets`` (by model_type),
+    ``lr``, ``epochs``, ``max_length``, ``batch_size``, ``grad_accumulation``, ``warmup_steps``,
+    ``max_grad_norm``, ``weight_decay``, ``max_steps`` (None: the whole epoch), ``gradient_checkpointing``,
+    ``dtype``, ``n_examples``, ``orientations``, ``trust_remote_code``. ``checkpoint_dir``: a fetched checkpoint
+    folder; ``instructions``: a fetched instruction set (:func:`isonorm.data.instructions.fetch_instructions`).
+    """
+    from peft import LoraConfig, get_peft_model
+
+    from ...checkpoints import checkpoint_record, describe_checkpoint
+
+    torch_device = resolve_device(device)
+    dtype = _dtype(cfg["dtype"])
+    examples = load_instructions(instructions, cfg["n_examples"])
+    devices = [torch_device.index or 0] if torch_device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)  # spec decision 13: seed 42 (LoRA A init and dropout draws)
+        model, tokenizer, model_type = load_base(
+            checkpoint_dir, dtype=dtype, device=torch_device, trust_remote_code=cfg["trust_remote_code"]
+        )
+        before = layer_matrices(model, model_type, cfg["layer"])
+        lora = LoraConfig(
+            r=cfg["rank"], lora_alpha=cfg["alpha"], lora_dropout=cfg["dropout"],
+            target_modules=lora_targets(cfg, model_type), bias="none", task_type="CAUSAL_LM",
+        )
+        model = get_peft_model(model, lora)
+        if cfg["gradient_checkpointing"]:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.enable_input_require_grads()
+        tokenized = trainable(
+            [tokenize_example(tokenizer, e, cfg["max_length"]) for e in examples], cfg["max_length"]
+        )
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_id(tokenizer)
+        losses: list[float] = []
+        for epoch in range(cfg["epochs"]):
+            batches = micro_batches(tokenized, cfg["batch_size"], seed + epoch)
+            losses += train_lora(model, batches, cfg, pad, torch_device)
+        merged = model.merge_and_unload()
+        after = layer_matrices(merged, model_type, cfg["layer"])
+
+    orientations = list(cfg["orientations"])
+    rows = pii_rows(before, "before", orientations) + pii_rows(after, "after", orientations)
+    rows += change_rows(before, after)
+    rows += [{"stage": "train", "matrix": None, "parameter": None, "orientation": None, "metric": "loss",
+              "value": loss, "step": step + 1} for step, loss in enumerate(losses)]
+    frame = pd.DataFrame(rows)
+    frame["step"] = frame.get("step", pd.Series(dtype=float)).astype("Int64")
+    n_tokens = sum(len(ids) for ids, _ in tokenized)
+    frame = frame.assign(
+        seed=seed, layer=cfg["layer"], model_type=model_type,
+        checkpoint=describe_checkpoint(checkpoint_record(checkpoint_dir)),
+        instructions_source=describe_instructions(instructions), n_examples=len(examples),
+        n_dropped=len(examples) - len(tokenized),
+        train_tokens=n_tokens * cfg["epochs"], optimizer_steps=len(losses), dtype=cfg["dtype"],
+        rank=cfg["rank"], alpha=cfg["alpha"], targets=",".join(lora_targets(cfg, model_type)),
+    )
+    if not all(math.isfinite(v) for v in losses):
+        log.warning("non-finite LoRA training loss: %s", losses)
+    return frame
+
+
+def table5_lora_runs(
+    cfg: Mapping[str, Any], *, checkpoint_dir: str | Path, instructions: str | Path, device: str = "auto"
+) -> pd.DataFrame:
+    """:func:`table5_lora` for every seed of ``cfg["seeds"]``, one after another, in one frame.
+
+    One job per variant holding all its runs (DESIGN 3); a 7B model per run cannot be stacked, so the runs are
+    sequential, each loading the base afresh (the merge modifies it).
+    """
+    return pd.concat(
+        [table5_lora(cfg, checkpoint_dir=checkpoint_dir, instructions=instructions, seed=int(seed), device=device)
+         for seed in cfg["seeds"]],
+        ignore_index=True,
+    )

@@ -1,0 +1,237 @@
+"""Lu et al. 2024, the trained networks: Tables 1–4, App. Tables 2–4, and the weights behind Figs. 1–2.
+
+Spec lu2024 A.1.3, A.1.4, A.2 and decisions 1–9, 14–16. One job trains every seed of one configuration
+(item × model variant × activation × optimizer) with the shared engine (:func:`isonorm.train.train_stacked`;
+seeds from the config list ``seeds``, default [42], as in the code's ``seed_torch(42)``; each seed's network
+is drawn from the global RNG seeded with that seed, like the original's default init). After every epoch
+(epoch 0 = the fresh network) a row set records, per run:
+
+- ``pii``: PII of every layer in ``pii_layers``, both orientations (decision 1: tables read ``columns``;
+  ``rows`` stored too); conv layers by their 3×3 centre tap (spec A.1.1);
+- ``test_accuracy`` (%): on the whole test split, batches of ``test_batch_size``; FNN items evaluate in train
+  mode when ``test_train_mode`` (decision 6, MLP.py has no ``eval()``: BN uses each test batch's statistics);
+- ``train_accuracy`` (%): with ``train_accuracy: true``, after the last epoch only (NaN before), over the
+  un-augmented training split in eval mode (Table 4 compares train accuracy, decision 7; the original's
+  running accuracy over augmented batches is not available from the engine: a documented deviation);
+- ``train_loss``: the engine's mean mini-batch loss of the epoch (NaN at epoch 0).
+
+Output: one row per (seed, epoch, metric, layer, orientation) with the job's factors. The FNN jobs may also
+write the weights of ``save_weights`` layers at init and after training (:func:`weights_frame`) for the heat
+maps of Figs. 1–2, which :mod:`.trained_summaries` turns into cosine-similarity and Gram matrices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import torch
+from torch import nn
+
+from ...data import dataset_spec, load_split, resolve_normalization
+from ...data.augment import crop_flip_augment, padding_fill
+from ...metrics import conv_centre_tap, pii
+from ...models.lu_fnn import LuFNN, constant_init
+from ...models.resnet18 import ResNet18
+from ...models.simple_cnn import SimpleCNN
+from ...results import write_results
+from ...runtime import resolve_device
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
+
+SLUG = "lu2024"
+Config = Mapping[str, Any]
+ORIENTATIONS = ("columns", "rows")
+COMMON_KEYS = ("seeds", "epochs", "batch_size", "test_batch_size", "transform", "optimizers", "pii_layers",
+               "checkpoint_every")
+
+
+def _require(cfg: Config, keys: Iterable[str], where: str) -> None:
+    missing = [key for key in keys if key not in cfg]
+    if missing:
+        raise KeyError(f"lu2024 {where} config lacks {missing}; add them (see config.yaml, lu2024: {where}:)")
+
+
+def optimizer_config(cfg: Config, name: str, where: str) -> OptimizerConfig:
+    """The optimizer ``name`` with the hyper-parameters of ``cfg['optimizers'][name]`` (lr, momentum, ...)."""
+    settings = cfg["optimizers"].get(name)
+    if settings is None:
+        raise ValueError(f"lu2024 {where}: optimizer {name!r} has no entry under optimizers "
+                         f"(known: {sorted(cfg['optimizers'])}); add its lr (and momentum/weight_decay)")
+    return OptimizerConfig(name=name, **dict(settings))
+
+
+def seeded_model(factory: Callable[[], nn.Module], seed: int) -> nn.Module:
+    """``factory()`` with the global RNG seeded by ``seed`` (the original's ``seed_torch``), state restored."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return factory()
+
+
+def layer_matrix(params: Mapping[str, torch.Tensor], layer: str, stacked: bool = True) -> torch.Tensor:
+    """Parameter matrix of ``layer``, (R, out, in) from stacked params or (out, in) from a module's: a Linear
+    weight, or a conv's 3×3 centre tap (spec A.1.1)."""
+    name = f"{layer}.weight"
+    if name not in params:
+        known = sorted(n[: -len(".weight")] for n, t in params.items() if n.endswith(".weight") and t.ndim >= 3)
+        raise ValueError(f"no layer {layer!r} with a weight matrix; choose from {known}")
+    weight = params[name]
+    return conv_centre_tap(weight) if weight.ndim == 4 + int(stacked) else weight
+
+
+class TrainedNetMeasure:
+    """The engine's ``measure``: PII of ``layers`` (both orientations), test and (last epoch) train accuracy."""
+
+    def __init__(self, layers: Sequence[str], test: tuple[torch.Tensor, torch.Tensor], test_batch_size: int,
+                 test_train_mode: bool, train: tuple[torch.Tensor, torch.Tensor] | None, last_epoch: int) -> None:
+        self.layers, self.test, self.test_batch_size = list(layers), test, test_batch_size
+        self.test_train_mode, self.train, self.last_epoch = test_train_mode, train, last_epoch
+
+    @staticmethod
+    def _accuracy(stacked: StackedModels, data: tuple[torch.Tensor, torch.Tensor], batch_size: int,
+                  train_mode: bool) -> torch.Tensor:
+        x, y = data
+        logits = predict(stacked, x, batch_size, train_mode=train_mode)  # (R, N, k)
+        return 100.0 * (logits.argmax(dim=-1) == y.to(logits.device)).double().mean(dim=1)
+
+    def __call__(self, stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
+        values: dict[str, torch.Tensor] = {}
+        for layer in self.layers:
+            matrix = layer_matrix(stacked.params, layer).double()  # float64 (DESIGN 6)
+            for orientation in ORIENTATIONS:
+                values[f"pii/{layer}/{orientation}"] = pii(matrix, orientation)
+        values["test_accuracy"] = self._accuracy(stacked, self.test, self.test_batch_size, self.test_train_mode)
+        if self.train is not None:
+            if epoch == self.last_epoch:
+                values["train_accuracy"] = self._accuracy(stacked, self.train, self.test_batch_size, False)
+            else:
+                values["train_accuracy"] = torch.full((stacked.n_runs,), float("nan"), dtype=torch.float64)
+        return values
+
+
+def tidy_history(history: pd.DataFrame) -> pd.DataFrame:
+    """Engine history (run, epoch, train_loss, "pii/<layer>/<orientation>", accuracies) → long rows."""
+    long = history.melt(id_vars=["run", "epoch"], var_name="key", value_name="value")
+    parts = long.pop("key").str.split("/", n=2, expand=True).reindex(columns=[0, 1, 2])
+    long["metric"], long["layer"], long["orientation"] = parts[0], parts[1], parts[2]
+    long = long.rename(columns={"run": "seed"})
+    long["seed"] = long["seed"].astype(int)
+    return long[["seed", "epoch", "metric", "layer", "orientation", "value"]].sort_values(
+        ["seed", "epoch", "metric", "layer", "orientation"], ignore_index=True, na_position="first")
+
+
+def weights_frame(weights: Mapping[tuple[int, int, str], torch.Tensor]) -> pd.DataFrame:
+    """{(seed, epoch, layer): W (out, in)} → one row per matrix row: seed, epoch, layer, row, weight (list)."""
+    rows = [
+        {"seed": seed, "epoch": epoch, "layer": layer, "row": i, "weight": w.tolist()}
+        for (seed, epoch, layer), matrix in weights.items()
+        for i, w in enumerate(matrix.detach().float().cpu())
+    ]
+    return pd.DataFrame(rows, columns=["seed", "epoch", "layer", "row", "weight"])
+
+
+def _split(cfg: Config, data_root: str, dataset: str, split: str, flatten: bool, target: torch.device):
+    limit = cfg.get(f"{split}_limit")  # quick preset: a few hundred samples; null = the whole split
+    return load_split(dataset, data_root, split, transform=cfg["transform"], flatten=flatten, device=target,
+                      limit=None if limit is None else int(limit))
+
+
+def _run(cfg: Config, where: str, item: str, factory: Callable[[], nn.Module], optimizer: str, job: str, *,
+         data_root: str, dataset: str, device: str, checkpoint: str | None, flatten: bool,
+         test_train_mode: bool = False, augment: bool = False, constant: Mapping[str, Any] | None = None,
+         train_accuracy: bool = False, save_weights: Sequence[str] = (), weights_path: str | None = None,
+         ) -> pd.DataFrame:
+    """Train every seed of one configuration and return its tidy measurements (see the module docstring)."""
+    _require(cfg, COMMON_KEYS, where)
+    seeds = [int(s) for s in cfg["seeds"]]
+    if not seeds:
+        raise ValueError(f"lu2024 {where}: seeds must list at least one seed (the paper's is [42])")
+    target = resolve_device(device)
+    train = _split(cfg, data_root, dataset, "train", flatten, target)
+    test = _split(cfg, data_root, dataset, "test", flatten, target)
+    models = []
+    for seed in seeds:
+        model = seeded_model(factory, seed)
+        if constant:
+            constant_init(model, str(constant["layer"]), float(constant["value"]))
+        models.append(model)
+    initial = {(seed, 0, layer): layer_matrix(dict(m.named_parameters()), layer, stacked=False).detach().clone()
+               for seed, m in zip(seeds, models) for layer in save_weights}
+    hook = None
+    if augment:
+        fill = padding_fill(resolve_normalization(cfg["transform"], dataset))
+        hook = crop_flip_augment(fill=fill, padding=int(cfg["crop_padding"]))
+    epochs = int(cfg["epochs"])
+    config = TrainConfig(
+        experiment=SLUG, variant=f"{item}-{dataset}-{job}", epochs=epochs, batch_size=int(cfg["batch_size"]),
+        optimizer=optimizer_config(cfg, optimizer, where), measure_at_init=True, checkpoint_path=checkpoint,
+        checkpoint_every=int(cfg["checkpoint_every"]), device=str(target),
+    )
+    measure = TrainedNetMeasure(cfg["pii_layers"], (test.x, test.y), int(cfg["test_batch_size"]), test_train_mode,
+                                (train.x, train.y) if train_accuracy else None, epochs)
+    result = train_stacked(models, train.x, train.y, config, measure=measure, run_ids=seeds, augment=hook)
+    if weights_path is not None:
+        final = {(seed, epochs, layer): layer_matrix(result.models.params, layer)[r]
+                 for r, seed in enumerate(seeds) for layer in save_weights}
+        write_results(weights_frame({**initial, **final}), weights_path,
+                      config={"item": item, "job": job, "layers": list(save_weights)}, device=str(target))
+    settings = config.optimizer
+    return tidy_history(result.history).assign(
+        item=item, dataset=dataset, optimizer=optimizer, lr=settings.lr, momentum=settings.momentum,
+        weight_decay=float("nan") if settings.weight_decay is None else settings.weight_decay,
+        epochs=epochs, batch_size=int(cfg["batch_size"]))
+
+
+def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, activation: str | None = None,
+        data_root: str, dataset: str, device: str, checkpoint: str | None = None,
+        weights_path: str | None = None) -> pd.DataFrame:
+    """Model (F) on MNIST: Table 1 (per optimizer), Table 3 (variant × activation × optimizer), App. Table 4.
+
+    ``variant``/``activation`` default to the config's (Table 1: norm_res, GELU). With ``weights_path`` the
+    weights of ``cfg['save_weights']`` at init and after training are written there (Figs. 1–2).
+    """
+    _require(cfg, ("width", "blocks", "shared_norm", "constant_init", "test_train_mode"), item)
+    variant = variant or cfg.get("variant")
+    activation = activation or cfg.get("activation")
+    if variant is None or activation is None:
+        raise ValueError(f"lu2024 {item}: give variant and activation (job keywords or config keys)")
+    spec = dataset_spec(dataset)
+    in_features = 1
+    for size in spec.image_shape:
+        in_features *= size
+
+    def factory() -> nn.Module:
+        return LuFNN(variant, activation, in_features, int(cfg["width"]), int(cfg["blocks"]), spec.num_classes,
+                     bool(cfg["shared_norm"]))
+
+    frame = _run(cfg, item, item, factory, optimizer, f"{variant}-{activation}-{optimizer}", data_root=data_root,
+                 dataset=dataset, device=device, checkpoint=checkpoint, flatten=True,
+                 test_train_mode=bool(cfg["test_train_mode"]), constant=cfg["constant_init"],
+                 save_weights=list(cfg.get("save_weights") or []) if weights_path else [],
+                 weights_path=weights_path)
+    return frame.assign(model="fnn", variant=variant, activation=activation, shared_norm=bool(cfg["shared_norm"]),
+                        test_train_mode=bool(cfg["test_train_mode"]), width=int(cfg["width"]))
+
+
+def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, dataset: str, device: str,
+               checkpoint: str | None = None) -> pd.DataFrame:
+    """Model (C) on CIFAR-10 (Table 2) or CIFAR-100 (App. Table 2), one optimizer, with augmentation."""
+    _require(cfg, ("width", "fc_width", "constant_init", "augment", "crop_padding"), item)
+    num_classes = dataset_spec(dataset).num_classes
+    frame = _run(cfg, item, item, lambda: SimpleCNN(num_classes, int(cfg["width"]), int(cfg["fc_width"])),
+                 optimizer, optimizer, data_root=data_root, dataset=dataset, device=device, checkpoint=checkpoint,
+                 flatten=False, augment=bool(cfg["augment"]), constant=cfg["constant_init"])
+    return frame.assign(model="simple_cnn", variant="norm", activation="relu", width=int(cfg["width"]))
+
+
+def resnet18(cfg: Config, *, item: str, variant: str, optimizer: str, data_root: str, dataset: str, device: str,
+             checkpoint: str | None = None) -> pd.DataFrame:
+    """Model (R) on CIFAR-10 (Table 4) or CIFAR-100 (App. Table 3): one variant × optimizer."""
+    _require(cfg, ("activation", "width", "augment", "crop_padding", "train_accuracy"), item)
+    num_classes = dataset_spec(dataset).num_classes
+    activation = cfg["activation"]
+    frame = _run(cfg, item, item, lambda: ResNet18(variant, activation, num_classes, int(cfg["width"])), optimizer,
+                 f"{variant}-{optimizer}", data_root=data_root, dataset=dataset, device=device,
+                 checkpoint=checkpoint, flatten=False, augment=bool(cfg["augment"]),
+                 train_accuracy=bool(cfg["train_accuracy"]))
+    return frame.assign(model="resnet18", variant=variant, activation=activation, width=int(cfg["width"]))

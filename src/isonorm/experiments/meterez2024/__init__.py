@@ -1,0 +1,17 @@
+"""Meterez et al. (ICLR 2024): batch normalization without gradient explosion, at any depth.
+
+- ``at_init``             Figs. 1, 2, 3, 5 (= G5), G6, E1, E2: isometry gaps, gradient log-norms and explosion
+                          rates of fresh BN-MLPs (``isonorm.models.bn_mlp``, runs stacked); ``at_init_summaries``
+- ``input_rank``          Table D1: ranks and cosines of input-batch Gram matrices
+- ``training_grid``       Figs. 4, 6, F1, F2, G1–G4: the 1000-epoch grid, all activations of a (data set, depth)
+                          in one job on the fast stacked step (``isonorm.train.fast_step``); ``training_summaries``
+- ``claims``              the checkable quantities the scoreboard compares with the paper
+"""
+
+SLUG = "meterez2024"
+
+# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+ITEMS = (
+    "fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "tabled1", "fige1", "fige2", "figf1", "figf2",
+    "figg1", "figg2", "figg3", "figg4", "figg5", "figg6",
+)

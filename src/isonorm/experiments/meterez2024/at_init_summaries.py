@@ -1,0 +1,283 @@
+"""Reductions of the at-init results and Table D1, shared by the notebook and the claims (spec meterez2024).
+
+Every reduction drops non-finite values (float32 overflow, decision C11) and reports how many it dropped, so
+captions can count them. ``claims`` maps each item suffix to the quantities of notebooks/reference/
+meterez2024.yaml for the at-init items and Table D1; a result key that is absent (not run) is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...results import read_all_results
+
+# Thresholds of the qualitative claims. They only turn the paper's words into a yes/no; each is far from
+# the values the paper shows (spec read-offs), so the verdict does not hinge on them.
+FLAT_TOLERANCE = 1.0  # "flat"/"bounded": max − min of the depth curve below 1 log-unit (Figs. 2, 3)
+EXPLODES = 5.0  # "explodes": the deepest point lies > 5 log-units above the shallowest (Figs. 2, 3)
+BOUNDED = 5.0  # "stay bounded": every with-gain mean within ±5 log-units (Fig. 5 right)
+NONFINITE_MAJORITY = 0.5  # a point is "missing" (inf/NaN in float32) when most runs overflowed (Fig. 5, C11)
+COINCIDE = 0.01  # E1 "the ℓ-curves nearly coincide": spread across ℓ below 0.01 (axis 0–0.1)
+
+
+def finite_stats(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Per group: mean and std (ddof 1) of the finite values, their count, and the count of non-finite ones."""
+    finite = np.isfinite(frame["value"].to_numpy(dtype=float))
+    grouped = frame.assign(_finite=finite, _v=frame["value"].where(finite)).groupby(list(by), dropna=False)
+    return grouped.agg(mean=("_v", "mean"), std=("_v", "std"), n=("_finite", "sum"),
+                       nonfinite=("_finite", lambda s: int((~s).sum()))).reset_index()
+
+
+def nonfinite_count(frame: pd.DataFrame) -> int:
+    """Number of non-finite values (dropped from plots, counted in captions: decision C11)."""
+    return int((~np.isfinite(frame["value"].to_numpy(dtype=float))).sum())
+
+
+def fig1_curves(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean φ per (width, source, layer); theory has one value per layer."""
+    return finite_stats(frame, ["width", "source", "layer"])
+
+
+def depth_curves(frame: pd.DataFrame, metric: str, by: Sequence[str]) -> pd.DataFrame:
+    """Mean over runs of ``metric`` per (by…, depth[, layer])."""
+    sub = frame[frame["metric"] == metric]
+    return finite_stats(sub, [*by, "depth", "layer"])
+
+
+def rate_means(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Mean R over runs per (by…, layer) for the rate rows (Figs. E1, E2)."""
+    return finite_stats(frame[frame["metric"] == "rate"], [*by, "layer"])
+
+
+def explosion_fit(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per activation: least squares of log R on log α, pooled over ℓ (decision C6), R ≤ 0 excluded.
+
+    Fitted on the plotted points (the run means per (ℓ, α)); returns activation, c1, c2, points used.
+    """
+    means = rate_means(frame, ["activation", "gain"])
+    rows = []
+    for activation, group in means.groupby("activation"):
+        usable = group[(group["mean"] > 0) & np.isfinite(group["mean"])]
+        if len(usable["gain"].unique()) < 2:
+            rows.append(dict(activation=activation, c1=np.nan, c2=np.nan, points=len(usable)))
+            continue
+        c2, log_c1 = np.polyfit(np.log(usable["gain"].astype(float)), np.log(usable["mean"]), 1)
+        rows.append(dict(activation=activation, c1=float(np.exp(log_c1)), c2=float(c2), points=len(usable)))
+    return pd.DataFrame(rows)
+
+
+def rank_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table D1: mean ± std (ddof 1) over batches of the rank and the mean cosine, per (dataset, n)."""
+    table = frame.groupby(["dataset", "n", "metric"])["value"].agg(["mean", "std"]).unstack("metric")
+    table.columns = [f"{metric}_{stat}" for stat, metric in table.columns]
+    return table.reset_index()
+
+
+def rank_table_text(frame: pd.DataFrame, order: Sequence[str] = ("cifar10", "mnist", "fashionmnist", "cifar100")) -> pd.DataFrame:
+    """Table D1 as the paper prints it: data sets × n with "mean ± std" cells (2 decimals)."""
+    summary = rank_summary(frame)
+    summary["cell"] = [f"{m:.2f} ± {s:.2f}" for m, s in zip(summary["rank_mean"], summary["rank_std"].fillna(0))]
+    table = summary.pivot(index="dataset", columns="n", values="cell")
+    table.columns = [f"n={n}" for n in table.columns]
+    return table.reindex([d for d in order if d in table.index] + [d for d in table.index if d not in order])
+
+
+# --- claims ------------------------------------------------------------------------------------------------------
+
+
+def _mean_at(stats: pd.DataFrame, **where: Any) -> float:
+    mask = np.ones(len(stats), dtype=bool)
+    for key, value in where.items():
+        mask &= (stats[key] == value).to_numpy()
+    values = stats.loc[mask, "mean"]
+    return float(values.iloc[0]) if len(values) else float("nan")
+
+
+def _flag(condition: bool) -> float:
+    return 1.0 if condition else 0.0
+
+
+def _fig1_claims(frame: pd.DataFrame) -> dict[str, float]:
+    curves = fig1_curves(frame)
+    last = int(frame["layer"].max())
+    out: dict[str, float] = {}
+    ratios = {}
+    for width in sorted(frame["width"].unique()):
+        emp0, emp_last = (_mean_at(curves, width=width, source="empirical", layer=ell) for ell in (0, last))
+        th0, th_last = (_mean_at(curves, width=width, source="theory", layer=ell) for ell in (0, last))
+        out[f"log10_empirical_d{width}_first"] = float(np.log10(emp0))
+        out[f"log10_empirical_d{width}_last"] = float(np.log10(emp_last))
+        out[f"log10_theory_d{width}_first"] = float(np.log10(th0))
+        out[f"log10_theory_d{width}_last"] = float(np.log10(th_last))
+        out[f"decays_d{width}"] = _flag(emp_last < emp0)
+        out[f"theory_equals_empirical_at_input_d{width}"] = _flag(abs(emp0 - th0) <= 1e-3 * th0)
+        ratios[width] = emp_last / emp0
+    widths = sorted(ratios)
+    if len(widths) > 1:  # "the rate depends on width": the wider network decays more slowly
+        out["wider_decays_slower"] = _flag(ratios[widths[-1]] > ratios[widths[0]])
+    return out
+
+
+def _depth_ends(curve: pd.DataFrame) -> tuple[float, float, float]:
+    """(value at the smallest depth, at the largest depth, max − min over depths) of a depth curve."""
+    curve = curve.sort_values("depth")
+    return float(curve["mean"].iloc[0]), float(curve["mean"].iloc[-1]), float(curve["mean"].max() - curve["mean"].min())
+
+
+def _fig2_claims(frame: pd.DataFrame) -> dict[str, float]:
+    curves = depth_curves(frame, "log_grad", ["input"])
+    out = {}
+    names = {"batch": "nondegenerate", "degenerate": "degenerate"}
+    for kind, name in names.items():
+        for _, row in curves[curves["input"] == kind].iterrows():
+            out[f"{name}_depth{int(row['depth'])}"] = float(row["mean"])
+    _, last_n, span_n = _depth_ends(curves[curves["input"] == "batch"])
+    first_d, last_d, _ = _depth_ends(curves[curves["input"] == "degenerate"])
+    out["nondegenerate_flat"] = _flag(span_n < FLAT_TOLERANCE)
+    out["degenerate_explodes"] = _flag(last_d - first_d > EXPLODES and last_d > last_n + EXPLODES)
+    return out
+
+
+def _fig3_claims(frame: pd.DataFrame) -> dict[str, float]:
+    curves = depth_curves(frame, "log_grad", ["init"])
+    out = {}
+    for init, name in (("orthogonal", "orthogonal"), ("xavier_normal", "normal")):
+        for _, row in curves[curves["init"] == init].iterrows():
+            out[f"{name}_depth{int(row['depth'])}"] = float(row["mean"])
+    _, _, span_o = _depth_ends(curves[curves["init"] == "orthogonal"])
+    normal = curves[curves["init"] == "xavier_normal"].sort_values("depth")
+    first, last, _ = _depth_ends(normal)
+    out["orthogonal_bounded"] = _flag(span_o < FLAT_TOLERANCE)
+    out["normal_grows"] = _flag(last - first > EXPLODES)
+    depths = normal["depth"].to_numpy(dtype=float)
+    out["normal_slope_per_layer"] = float((last - first) / (depths[-1] - depths[0]))
+    return out
+
+
+def _gain_name(exponent: float) -> str:
+    return "without_gain" if exponent == 0 else "with_gain"
+
+
+def _fig5_claims(frame: pd.DataFrame) -> dict[str, float]:
+    curves = depth_curves(frame, "log_grad", ["gain_exponent", "activation"])
+    out = {}
+    for _, row in curves.iterrows():
+        key = f"{_gain_name(row['gain_exponent'])}_{row['activation']}_depth{int(row['depth'])}"
+        total = row["n"] + row["nonfinite"]
+        out[key] = float(row["mean"])
+        out[f"{key}_nonfinite"] = _flag(total > 0 and row["nonfinite"] / total > NONFINITE_MAJORITY)
+    with_gain = curves[curves["gain_exponent"] != 0]
+    out["with_gain_all_bounded"] = _flag(
+        len(with_gain) > 0 and int(with_gain["nonfinite"].sum()) == 0 and bool((with_gain["mean"].abs() < BOUNDED).all()))
+    without = curves[(curves["gain_exponent"] == 0) & (curves["activation"] != "identity")]
+    shallow, deep = without["depth"].min(), without["depth"].max()
+    # "non-linear networks explode without gain": a deep point is non-finite or far above the shallowest
+    exploded = []
+    for activation, group in without.groupby("activation"):
+        first = _mean_at(group, depth=shallow)
+        exploded.append(bool((group["nonfinite"] > 0).any()) or _mean_at(group, depth=deep) - first > EXPLODES)
+    out["without_gain_nonlinear_explode"] = _flag(bool(exploded) and all(exploded))
+    return out
+
+
+def _figg5_claims(frame: pd.DataFrame) -> dict[str, float]:
+    without = frame[frame["gain_exponent"] == 0]
+    curves = depth_curves(without, "last_isogap", ["activation"])
+    out = {}
+    for _, row in curves.iterrows():
+        out[f"log10_isogap_{row['activation']}_depth{int(row['depth'])}"] = float(np.log10(row["mean"]))
+    identity = curves[curves["activation"] == "identity"]
+    if len(identity):
+        first, last, _ = _depth_ends(identity)
+        out["identity_isogap_decays"] = _flag(last < first)
+    tanh = curves[curves["activation"] == "tanh"]
+    if len(tanh):  # "once the isometry gap plateaus": tanh's gap stays of order one at every depth
+        out["tanh_isogap_plateaus"] = _flag(bool((tanh["mean"] > 0.3).all()))
+    return out
+
+
+def _figg6_claims(frame: pd.DataFrame) -> dict[str, float]:
+    curves = depth_curves(frame, "log_grad", ["mean_reduction"])
+    out = {}
+    for _, row in curves.iterrows():
+        out[f"{'with' if row['mean_reduction'] else 'without'}_depth{int(row['depth'])}"] = float(row["mean"])
+    wide = curves.pivot(index="depth", columns="mean_reduction", values="mean")
+    if True in wide.columns and False in wide.columns:
+        offset = wide[True] - wide[False]
+        out["mean_offset"] = float(offset.mean())
+        out["with_above_without"] = _flag(bool((offset > 0).all()))
+    return out
+
+
+def _fige1_claims(frame: pd.DataFrame) -> dict[str, float]:
+    per_layer = rate_means(frame, ["activation", "gain"])
+    pooled = per_layer.groupby(["activation", "gain"])["mean"].agg(["mean", lambda s: s.max() - s.min()])
+    pooled.columns = ["mean", "spread"]
+    out = {}
+    for (activation, gain), row in pooled.iterrows():
+        out[f"{activation}_alpha{gain:g}"] = float(row["mean"])
+    for activation, group in pooled.groupby(level="activation"):
+        out[f"{activation}_curves_coincide"] = _flag(bool((group["spread"].fillna(np.inf) < COINCIDE).all()))
+    for _, fit in explosion_fit(frame).iterrows():
+        out[f"{fit['activation']}_c2"] = float(fit["c2"])
+        for alpha in (0.5, 0.9):
+            out[f"{fit['activation']}_fit_alpha{alpha:g}"] = float(fit["c1"] * alpha ** fit["c2"])
+    return out
+
+
+def _fige2_claims(frame: pd.DataFrame) -> dict[str, float]:
+    means = rate_means(frame, ["activation", "gain_exponent", "depth"])
+    out = {}
+    for _, row in means.iterrows():
+        out[f"{row['activation']}_depth{int(row['depth'])}_exp{-row['gain_exponent']:g}"] = float(row["mean"])
+    for activation, group in means.groupby("activation"):
+        grows = []
+        for _, per_depth in group.groupby("depth"):
+            per_depth = per_depth.sort_values("gain_exponent")  # a small = exponent near 0 = strong gain
+            grows.append(float(per_depth["mean"].iloc[0]) > float(per_depth["mean"].iloc[-1]))
+        out[f"{activation}_rate_grows_with_exponent"] = _flag(all(grows))
+    return out
+
+
+def _tabled1_claims(frame: pd.DataFrame) -> dict[str, float]:
+    summary = rank_summary(frame)
+    out = {}
+    for _, row in summary.iterrows():
+        out[f"{row['dataset']}_n{int(row['n'])}_rank_mean"] = float(row["rank_mean"])
+        out[f"{row['dataset']}_n{int(row['n'])}_rank_std"] = float(row["rank_std"])
+    for dataset, group in summary.groupby("dataset"):
+        largest = group.loc[group["n"].idxmax()]
+        out[f"{dataset}_mean_cosine_n{int(largest['n'])}"] = float(largest["mean_cosine_mean"])
+        small = group[group["n"] <= 64]  # "batches are full rank for small n" (App. D)
+        out[f"{dataset}_full_rank_small_n"] = _flag(bool((small["rank_mean"] == small["n"]).all()))
+    return out
+
+
+CLAIMS = {  # item suffix → (result key, reduction)
+    "fig1": ("fig1", _fig1_claims),
+    "fig2": ("fig2", _fig2_claims),
+    "fig3": ("fig3", _fig3_claims),
+    "fig5": ("fig5", _fig5_claims),
+    "figg5": ("fig5", _figg5_claims),  # same runs as Fig. 5 (spec C-FigG5)
+    "figg6": ("figg6", _figg6_claims),
+    "fige1": ("fige1", _fige1_claims),
+    "fige2": ("fige2", _fige2_claims),
+    "tabled1": ("tabled1", _tabled1_claims),
+}
+
+
+def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any] | None = None) -> dict[str, dict[str, float]]:
+    """Item suffix → {quantity: value} for the at-init items and Table D1; absent result keys are skipped.
+
+    ``cfg`` (the paper's config) is accepted for the shared claims signature; the reductions need none of it.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for item, (key, reduce) in CLAIMS.items():
+        paths = results.get(key)
+        if paths:
+            out[item] = reduce(read_all_results(paths))
+    return out

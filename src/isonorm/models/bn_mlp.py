@@ -1,0 +1,306 @@
+"""Meterez et al. 2024's ``MLPWithBatchNorm`` (spec meterez2024 C.0), natively stacked over R runs.
+
+Every parameter carries a leading run dimension R, so R networks run as batched matmuls (``torch.baddbmm``)
+without ``vmap``: a width-100 step of a 1000-layer network is launch-bound, and one stack of R runs costs
+about as many kernel launches as one run (issue: "stack the runs that share a depth into one batched
+computation"). Runs may use different activations (``activations=``): runs of equal activation form
+contiguous slices, so one stack trains sin, tanh and identity of one (data set, depth) together.
+
+Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
+fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (spec C.0 "Gain schedule"; ``gain`` is the
+constant of Fig. E1, decision C7).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from ..metrics import get_activation
+
+NORMS = ("bn", "torch_bn", "none")
+INITS = ("orthogonal", "xavier_normal")
+BN_EPS = 1e-5  # nn.BatchNorm1d default (spec C.0 "torch BN ... eps 1e-5, momentum 0.1")
+BN_MOMENTUM = 0.1  # nn.BatchNorm1d default (spec C.0)
+
+
+@dataclass(frozen=True)
+class BNMLPConfig:
+    """Architecture of one ``MLPWithBatchNorm`` (spec C.0; field meanings in the m24 contract).
+
+    - ``depth`` L: fc_0 (D_in→d), fc_1..fc_{L−1} (d→d), fc_L (d→C); L norms and L activations.
+    - ``norm``: "bn" (the paper's custom BN: no ε, no affine), "torch_bn" (BatchNorm1d semantics), "none".
+    - ``mean_reduction`` / ``force_factor``: custom BN only; each column is divided by (its norm over the batch)/f
+      with f = sqrt(n) when ``force_factor`` is None (the code's default), f = ``force_factor`` otherwise
+      (1.0 = paper eq. 4).
+    - ``init``: "orthogonal" (nn.init.orthogonal_, gain 1) or "xavier_normal" (gain = torch's
+      calculate_gain of the activation, 1 for identity and for sin, which torch does not know [I]).
+    - ``gain_exponent`` a, ``gain`` α_0: α_ℓ = gain·(ℓ+1)^(−a) (spec C.0; run.py negates the CLI flag, so
+      a = +0.4 here is the training setting of decision C3).
+    - ``bias``: Linear biases with nn.Linear's default U(±1/sqrt(fan_in)) init (decision C4 turns it on).
+    """
+
+    in_features: int
+    width: int
+    out_features: int
+    depth: int
+    activation: str = "identity"
+    norm: str = "bn"
+    mean_reduction: bool = False
+    force_factor: float | None = None
+    init: str = "orthogonal"
+    gain_exponent: float = 0.0
+    gain: float = 1.0
+    bias: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("in_features", "width", "out_features", "depth"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"BNMLPConfig.{name} must be ≥ 1, got {getattr(self, name)}")
+        if self.norm not in NORMS:
+            raise ValueError(f"unknown norm {self.norm!r}; use one of {NORMS}")
+        if self.init not in INITS:
+            raise ValueError(f"unknown init {self.init!r}; use one of {INITS}")
+        if self.force_factor is not None and not self.force_factor > 0:
+            raise ValueError(f"force_factor must be > 0 or None (f = sqrt(n)), got {self.force_factor}")
+        get_activation(self.activation)  # raises with the list of known names
+
+    def gains(self) -> list[float]:
+        """α_ℓ for ℓ = 0..L−1."""
+        return [self.gain * (layer + 1) ** (-self.gain_exponent) for layer in range(self.depth)]
+
+    def layer_shapes(self) -> list[tuple[int, int]]:
+        """(out, in) of fc_0..fc_L."""
+        d = self.width
+        return [(d, self.in_features)] + [(d, d)] * (self.depth - 1) + [(self.out_features, d)]
+
+
+def _xavier_gain(activation: str) -> float:
+    try:
+        return nn.init.calculate_gain(activation)  # type: ignore[arg-type]
+    except ValueError:  # sin and the like: torch has no recommended gain, use 1 [I]
+        return 1.0
+
+
+def draw_run_weights(
+    config: BNMLPConfig, generator: torch.Generator, activation: str | None = None
+) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
+    """One run's initial (weight, bias) per layer, float32 on the CPU, drawn from ``generator`` only.
+
+    Layer by layer: the weight (orthogonal or Xavier normal), then the bias U(±1/sqrt(fan_in)) when
+    ``config.bias`` (nn.Linear's default bias init, kept by the original's ``reset_parameters``).
+    """
+    activation = activation or config.activation
+    layers = []
+    for out_features, in_features in config.layer_shapes():
+        weight = torch.empty(out_features, in_features)
+        if config.init == "orthogonal":
+            nn.init.orthogonal_(weight, gain=1.0, generator=generator)
+        else:
+            nn.init.xavier_normal_(weight, gain=_xavier_gain(activation), generator=generator)
+        bias = None
+        if config.bias:
+            bound = 1.0 / math.sqrt(in_features)
+            bias = torch.empty(out_features).uniform_(-bound, bound, generator=generator)
+        layers.append((weight, bias))
+    return layers
+
+
+def paper_batch_norm(h: torch.Tensor, mean_reduction: bool, force_factor: float | None) -> torch.Tensor:
+    """The paper's custom BN of h (..., n, d) over the batch dimension −2 (spec C.0, no ε, no affine)."""
+    if mean_reduction:
+        h = h - h.mean(dim=-2, keepdim=True)
+    factor = math.sqrt(h.shape[-2]) if force_factor is None else force_factor
+    return h * (factor / torch.linalg.vector_norm(h, dim=-2, keepdim=True))
+
+
+class StackedLinear(nn.Module):
+    """R independent Linear layers: weight (R, out, in), bias (R, out) or None."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        self.weight = nn.Parameter(weight)
+        self.bias = nn.Parameter(bias) if bias is not None else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 2:  # shared input (B, in) for all runs
+            x = x.expand(self.weight.shape[0], *x.shape)
+        if self.bias is None:
+            return torch.bmm(x, self.weight.transpose(1, 2))
+        return torch.baddbmm(self.bias.unsqueeze(1), x, self.weight.transpose(1, 2))
+
+
+class StackedBatchNorm(nn.Module):
+    """R independent BatchNorm1d(d) over (R, B, d): batch statistics and running-stat updates in train mode
+    (biased variance to normalise, unbiased for the running variance, as torch), running statistics in eval."""
+
+    def __init__(self, n_runs: int, width: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n_runs, width))
+        self.bias = nn.Parameter(torch.zeros(n_runs, width))
+        self.register_buffer("running_mean", torch.zeros(n_runs, width))
+        self.register_buffer("running_var", torch.ones(n_runs, width))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            var, mean = torch.var_mean(h, dim=1, correction=0, keepdim=True)
+            n = h.shape[1]
+            with torch.no_grad():
+                self.running_mean.lerp_(mean.squeeze(1), BN_MOMENTUM)
+                self.running_var.lerp_(var.squeeze(1) * (n / max(n - 1, 1)), BN_MOMENTUM)
+        else:
+            mean, var = self.running_mean.unsqueeze(1), self.running_var.unsqueeze(1)
+        scale = self.weight.unsqueeze(1) * torch.rsqrt(var + BN_EPS)
+        return torch.addcmul(self.bias.unsqueeze(1), h - mean, scale)
+
+
+class PaperBatchNorm(nn.Module):
+    """The custom BN as a module (no parameters); works on (B, d) and on stacked (R, B, d)."""
+
+    def __init__(self, mean_reduction: bool = False, force_factor: float | None = None):
+        super().__init__()
+        self.mean_reduction, self.force_factor = mean_reduction, force_factor
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return paper_batch_norm(h, self.mean_reduction, self.force_factor)
+
+
+def _norm_module(config: BNMLPConfig, n_runs: int | None) -> nn.Module:
+    if config.norm == "bn":
+        return PaperBatchNorm(config.mean_reduction, config.force_factor)
+    if config.norm == "torch_bn":
+        return StackedBatchNorm(n_runs, config.width) if n_runs is not None else nn.BatchNorm1d(config.width)
+    return nn.Identity()
+
+
+def activation_groups(activations: Sequence[str]) -> list[tuple[str, slice]]:
+    """Contiguous (activation, run slice) groups; refuses interleaved activations (say a, b, a)."""
+    groups: list[tuple[str, slice]] = []
+    start = 0
+    for index in range(1, len(activations) + 1):
+        if index == len(activations) or activations[index] != activations[start]:
+            groups.append((activations[start], slice(start, index)))
+            start = index
+    names = [name for name, _ in groups]
+    if len(set(names)) != len(names):
+        raise ValueError(
+            f"per-run activations must be grouped into contiguous runs (got {list(activations)}); "
+            "order the runs by activation, e.g. sin, sin, tanh, tanh"
+        )
+    return groups
+
+
+class StackedBNMLP(nn.Module):
+    """R ``MLPWithBatchNorm`` networks in one module; run r is initialised from ``generators[r]`` alone.
+
+    ``activations`` (optional, one name per run, grouped contiguously) overrides ``config.activation`` per
+    run. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
+    ``norm.{ℓ}.weight/bias`` (R, d) and buffers ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default
+    (spec C.0: BN uses batch statistics at init).
+    """
+
+    def __init__(
+        self,
+        config: BNMLPConfig,
+        generators: Sequence[torch.Generator],
+        activations: Sequence[str] | None = None,
+    ):
+        super().__init__()
+        if not generators:
+            raise ValueError("StackedBNMLP needs one generator per run (at least one)")
+        self.config = config
+        self.n_runs = len(generators)
+        if activations is None:
+            activations = [config.activation] * self.n_runs
+        if len(activations) != self.n_runs:
+            raise ValueError(f"got {len(activations)} activations for {self.n_runs} runs; give one per run")
+        for name in activations:
+            get_activation(name)
+        self.activations = list(activations)
+        self.groups = [(get_activation(name), index) for name, index in activation_groups(self.activations)]
+        self.gains = config.gains()
+        runs = [draw_run_weights(config, g, a) for g, a in zip(generators, self.activations)]
+        self.fc = nn.ModuleList(
+            StackedLinear(
+                torch.stack([run[layer][0] for run in runs]),
+                torch.stack([run[layer][1] for run in runs]) if config.bias else None,
+            )
+            for layer in range(config.depth + 1)
+        )
+        self.norm = nn.ModuleList(_norm_module(config, self.n_runs) for _ in range(config.depth))
+
+    def _activate(self, z: torch.Tensor, layer: int) -> torch.Tensor:
+        z = z * self.gains[layer] if self.gains[layer] != 1.0 else z
+        if len(self.groups) == 1:
+            return self.groups[0][0](z)
+        return torch.cat([sigma(z[index]) for sigma, index in self.groups], dim=0)
+
+    def forward(self, x: torch.Tensor, trace: bool = False):
+        """Logits (R, B, C) from x (R, B, D_in) per run or (B, D_in) shared; with ``trace=True`` also
+        ``{"fc": [h_0..h_{L−1}], "norm": [...], "act": [...]}``, lists of (R, B, d) tensors."""
+        if x.dim() not in (2, 3) or x.shape[-1] != self.config.in_features:
+            raise ValueError(
+                f"input must be (B, {self.config.in_features}) or (R, B, {self.config.in_features}), "
+                f"got {tuple(x.shape)}; flatten images first"
+            )
+        if x.dim() == 3 and x.shape[0] != self.n_runs:
+            raise ValueError(f"per-run input has {x.shape[0]} runs, the stack has {self.n_runs}")
+        records: dict[str, list[torch.Tensor]] = {"fc": [], "norm": [], "act": []}
+        for layer in range(self.config.depth):
+            h = self.fc[layer](x)
+            z = self.norm[layer](h)
+            x = self._activate(z, layer)
+            if trace:
+                records["fc"].append(h)
+                records["norm"].append(z)
+                records["act"].append(x)
+        logits = self.fc[-1](x)
+        return (logits, records) if trace else logits
+
+    def weights(self) -> list[torch.Tensor]:
+        """fc_0..fc_L weights, each (R, out, in)."""
+        return [layer.weight for layer in self.fc]
+
+
+class _Gain(nn.Module):
+    def __init__(self, gain: float):
+        super().__init__()
+        self.gain = gain
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.gain
+
+
+class _Act(nn.Module):
+    def __init__(self, name: str):
+        super().__init__()
+        self.sigma = get_activation(name)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.sigma(x)
+
+
+def single_run_reference(
+    config: BNMLPConfig, generator: torch.Generator, activation: str | None = None
+) -> nn.Sequential:
+    """One run as a plain eager ``nn.Sequential`` (nn.Linear, nn.BatchNorm1d / PaperBatchNorm, gain,
+    activation) with the weights :class:`StackedBNMLP` gives the run seeded by ``generator``: the naive
+    baseline of the benchmark and the tests' reference."""
+    activation = activation or config.activation
+    layers: list[nn.Module] = []
+    drawn = draw_run_weights(config, generator, activation)
+    gains = config.gains()
+    for layer, (weight, bias) in enumerate(drawn):
+        linear = nn.Linear(weight.shape[1], weight.shape[0], bias=config.bias)
+        with torch.no_grad():
+            linear.weight.copy_(weight)
+            if bias is not None:
+                linear.bias.copy_(bias)
+        layers.append(linear)
+        if layer < config.depth:
+            layers += [_norm_module(config, None), _Gain(gains[layer]), _Act(activation)]
+    return nn.Sequential(*layers)

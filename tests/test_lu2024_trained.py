@@ -1,0 +1,133 @@
+"""Trained-network jobs of Lu et al. 2024 (Tables 1–4, App. Tables 2–4, Figs. 1–2) at toy sizes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from isonorm.data import fetch_dataset
+from isonorm.experiments.lu2024 import trained_nets as tn
+from isonorm.experiments.lu2024 import trained_summaries as ts
+from isonorm.results import read_results, write_results
+
+OPTIMIZERS = {"sgd": {"lr": 1e-3, "momentum": 0.9}, "adam": {"lr": 1e-3}}
+COMMON = dict(seeds=[42], epochs=1, checkpoint_every=1, train_limit=128, test_limit=64, optimizers=OPTIMIZERS)
+FNN = dict(COMMON, transform="to_tensor", batch_size=64, test_batch_size=64, test_train_mode=True, width=16,
+           blocks=3, shared_norm=True, variant="norm_res", activation="gelu",
+           constant_init={"layer": "linearH.1", "value": 0.1}, pii_layers=["linear", "linearH.0", "linearH.1", "linearH.2"],
+           save_weights=["linearH.0"])
+CNN = dict(COMMON, transform="half", batch_size=64, test_batch_size=32, augment=True, crop_padding=4)
+SUMMARY_CFG = {
+    "table1": {"compared_layers": {"Layer_1": "linearH.1", "Layer_2": "linearH.2", "Layer_3": "linearH.0"}},
+    "table2": {"compared_layers": {"Layer_1": "conv1", "Layer_2": "conv2", "Layer_3": "conv3"}},
+    "apptable2": {"compared_layers": {"Layer_1": "conv1", "Layer_2": "conv2", "Layer_3": "conv3"}},
+    "table3": {"headline_layer": "linearH.2"}, "table4": {"headline_layer": "layer1.0.conv1"},
+    "apptable3": {"headline_layer": "layer1.0.conv1"},
+    "apptable4": {"compared_layers": {"Hidden layer 1": "linearH.0", "Hidden layer 2": "linearH.1"}},
+    "fig1": {"layer": "linearH.0"},
+}
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    for name in ("mnist", "cifar10"):
+        fetch_dataset(name, root, "synthetic", n_train=128, n_test=64)
+    return str(root)
+
+
+def _kw(root, dataset):
+    return dict(data_root=root, dataset=dataset, device="cpu", checkpoint=None)
+
+
+def test_fnn_job_rows_bounds_constant_layer_and_weights(data_root, tmp_path):
+    weights_path = tmp_path / "w.parquet"
+    frame = tn.fnn(FNN, item="table1", optimizer="sgd", weights_path=str(weights_path), **_kw(data_root, "mnist"))
+    assert set(frame.metric) == {"pii", "test_accuracy", "train_loss"}
+    assert sorted(frame.epoch.unique()) == [0, 1]
+    piis = frame[frame.metric == "pii"]
+    assert set(piis.orientation) == {"columns", "rows"}  # decision 1: both orientations stored
+    assert piis.value.between(0, 1).all()
+    assert ts.pii_value(frame, "linearH.1", 0) == pytest.approx(1.0)  # constant 0.1 init → collinear
+    acc = frame[frame.metric == "test_accuracy"].value
+    assert acc.between(0, 100).all()
+    weights = read_results(weights_path)
+    assert sorted(weights.epoch.unique()) == [0, 1] and len(weights) == 2 * 16
+    for epoch in (0, 1):  # the saved matrix reproduces the measured PII
+        W = ts.weight_matrix(weights, "linearH.0", epoch=epoch)
+        assert ts.matrix_pii(W) == pytest.approx(ts.pii_value(frame, "linearH.0", epoch), rel=1e-5)
+
+
+def test_fnn_job_is_deterministic_and_seeds_stack(data_root):
+    cfg = dict(FNN, constant_init=None, seeds=[1, 2])
+    a = tn.fnn(cfg, item="table3", optimizer="adam", variant="original", activation="relu", **_kw(data_root, "mnist"))
+    b = tn.fnn(cfg, item="table3", optimizer="adam", variant="original", activation="relu", **_kw(data_root, "mnist"))
+    pd.testing.assert_frame_equal(a, b)
+    assert sorted(a.seed.unique()) == [1, 2]
+    first = a[(a.metric == "pii") & (a.epoch == 0)].groupby("seed").value.sum()
+    assert first[1] != first[2]  # each seed draws its own network
+
+
+def test_init_of_a_layer_does_not_depend_on_the_variant(data_root):
+    """Fig. 1 reads linearH.0 at init from the Table-3 runs: every variant draws it identically."""
+    cfg = dict(FNN, constant_init=None, epochs=0)
+    values = {v: ts.pii_value(tn.fnn(cfg, item="table3", optimizer="adam", variant=v, activation="gelu",
+                                     **_kw(data_root, "mnist")), "linearH.0", 0) for v in ("original", "norm_res")}
+    assert values["original"] == values["norm_res"]
+
+
+def test_simple_cnn_and_resnet_jobs(data_root):
+    cnn = dict(CNN, width=4, fc_width=8, constant_init={"layer": "conv1", "value": 0.1},
+               pii_layers=["conv1", "conv2", "conv3"])
+    frame = tn.simple_cnn(cnn, item="table2", optimizer="adam", **_kw(data_root, "cifar10"))
+    assert ts.pii_value(frame, "conv1", 0) == pytest.approx(1.0)
+    res = dict(CNN, width=2, activation="gelu", train_accuracy=True, pii_layers=["layer1.0.conv1"])
+    frame = tn.resnet18(res, item="table4", variant="original", optimizer="sgd", **_kw(data_root, "cifar10"))
+    train_acc = frame[frame.metric == "train_accuracy"]
+    assert train_acc[train_acc.epoch == 0].value.isna().all()  # train accuracy after the last epoch only
+    assert train_acc[train_acc.epoch == 1].value.between(0, 100).all()
+
+
+def test_missing_config_and_unknown_optimizer_fail_clearly(data_root):
+    with pytest.raises(KeyError, match="lacks"):
+        tn.fnn({"seeds": [1]}, item="table1", optimizer="adam", **_kw(data_root, "mnist"))
+    with pytest.raises(ValueError, match="no entry under optimizers"):
+        tn.fnn(FNN, item="table1", optimizer="rmsprop", **_kw(data_root, "mnist"))
+    with pytest.raises(ValueError, match="no layer"):
+        tn.layer_matrix({"a.weight": torch.zeros(1, 2, 2)}, "b")
+
+
+def test_heatmaps_and_notation_table():
+    W = torch.randn(6, 4, dtype=torch.float64).numpy()
+    maps = ts.heatmap_matrices(W)
+    assert maps["C_row"].shape == (6, 6) and maps["C_col"].shape == (4, 4)
+    assert maps["C_col"].diagonal() == pytest.approx(1.0)
+    assert maps["G_col"] == pytest.approx(W.T @ W)
+    assert list(ts.notation_table().columns) == ["Symbol", "Meaning"]
+
+
+def test_claims_from_results_files(data_root, tmp_path):
+    paths: dict[str, list[str]] = {}
+
+    def save(key, frame):
+        path = tmp_path / f"{key}-{len(paths.get(key, []))}.parquet"
+        write_results(frame, path)
+        paths.setdefault(key, []).append(str(path))
+
+    for optimizer in OPTIMIZERS:
+        save("table1", tn.fnn(FNN, item="table1", optimizer=optimizer, **_kw(data_root, "mnist")))
+    cfg = dict(FNN, constant_init=None)
+    for variant in ("original", "norm_res"):
+        weights = tmp_path / f"w-{variant}.parquet"
+        save("table3", tn.fnn(cfg, item="table3", optimizer="adam", variant=variant, activation="gelu",
+                              weights_path=str(weights), **_kw(data_root, "mnist")))
+        paths.setdefault("table3_weights", []).append(str(weights))
+    claims = ts.claims(paths, SUMMARY_CFG)
+    assert set(claims) == {"table1", "table3", "fig1"}
+    assert claims["table1"]["sgd_layer1_init"] == pytest.approx(1.0)
+    assert {"sgd_acc", "adam_layer3_trained", "sgd_keeps_layer1_most"} <= set(claims["table1"])
+    assert {"gelu_adam_pii_original", "gelu_adam_acc_norm_res", "norm_res_lower_pii_everywhere"} <= set(claims["table3"])
+    assert claims["table3"]["norm_res_lower_pii_everywhere"] in (0.0, 1.0)
+    assert claims["fig1"]["cos_unit_diagonal"] == 1.0
+    assert 0 < claims["fig1"]["pii_init"] < 1

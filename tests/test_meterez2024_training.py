@@ -1,0 +1,82 @@
+"""meterez2024 training grid (Figs. 4, 6, F1, F2, G1–G4): contracts on synthetic data at tiny sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isonorm.data import fetch_dataset
+from isonorm.experiments.meterez2024 import training_grid as tg
+from isonorm.experiments.meterez2024 import training_summaries as ts
+
+CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), spec C-Fig4 smoke test
+    "width": 12, "batch_size": 20, "lr": 0.001, "epochs": 2, "activations": ["sin", "tanh", "identity"],
+    "gain_exponent": 0.4, "norm": "torch_bn", "bias": True, "init": "orthogonal", "transform": "dataset_constants",
+    "measure_epochs": [1, 2], "checkpoint_every": 1, "eval_batch_size": 50, "measure_on_copy": False,
+    "cuda_graph": "auto",
+}
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("data")
+    fetch_dataset("cifar10", root, "synthetic", n_train=100, n_test=40, seed=1)
+    return str(root)
+
+
+@pytest.fixture(scope="module")
+def stacked(data_root) -> pd.DataFrame:
+    return tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10", device="cpu", depth=4)
+
+
+def test_stacked_activations_equal_separate_trainings(stacked, data_root) -> None:
+    alone = tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10", device="cpu", depth=4,
+                              activations=["tanh"])
+    mine = stacked[stacked.activation == "tanh"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine[tg.COLUMNS[:-1]], alone[tg.COLUMNS[:-1]])
+    np.testing.assert_allclose(mine.value, alone.value, rtol=1e-4, atol=1e-6)
+
+
+def test_frame_schema_and_contents(stacked) -> None:
+    assert list(stacked.columns) == tg.COLUMNS
+    epochs = stacked[stacked.layer == -1]
+    assert sorted(epochs.epoch.unique()) == [0, 1, 2]
+    assert set(epochs.metric) == set(tg.EPOCH_METRICS)
+    acc = epochs[epochs.metric.str.endswith("acc")].value
+    assert ((acc >= 0) & (acc <= 1)).all()
+    layers = stacked[stacked.layer >= 0]
+    assert sorted(layers.epoch.unique()) == [1, 2]
+    w = layers[(layers.metric == "weight_isogap") & (layers.activation == "sin")]
+    assert sorted(w.layer.unique()) == list(range(5))  # fc_0..fc_L
+    assert (w.value >= -1e-9).all()  # φ ≥ 0 (AM ≥ GM); finite: width 12 > 10 classes keeps W_L W_Lᵀ full rank
+    fc = layers[(layers.metric == "fc_isogap") & (layers.activation == "sin") & (layers.epoch == 1)]
+    assert fc.set_index("layer").value.loc[4] != fc.set_index("layer").value.loc[4]  # NaN at ℓ = L
+
+
+def test_resume_from_checkpoint_gives_same_frame(data_root, tmp_path, stacked) -> None:
+    ckpt = tmp_path / "ckpt.pt"
+    first = tg.train_grid_job({**CFG, "epochs": 1}, data_root=data_root, dataset="cifar10", device="cpu",
+                              checkpoint=str(ckpt), depth=4)
+    assert ckpt.exists() and first.epoch.max() == 1
+    resumed = tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10", device="cpu",
+                                checkpoint=str(ckpt), depth=4)
+    pd.testing.assert_frame_equal(resumed, stacked, rtol=1e-5, atol=1e-7)
+
+
+def test_non_finite_loss_stops_run_cleanly(data_root) -> None:
+    frame = tg.train_grid_job({**CFG, "lr": 1e30, "epochs": 2, "measure_epochs": []}, data_root=data_root,
+                              dataset="cifar10", device="cpu", depth=2, activations=["identity"])
+    stopped = frame[frame.metric == "stopped"]
+    assert len(stopped) == 1
+    assert frame[(frame.layer == -1) & (frame.metric == "train_loss")].epoch.max() < stopped.value.iloc[0]
+
+
+def test_epoch_caps_and_claims(stacked) -> None:
+    assert tg.epochs_for({"epochs": 1000, "epoch_caps": {"cifar10": {1000: 300}}}, "cifar10", 1000) == 300
+    assert tg.epochs_for({"epochs": 1000, "epoch_caps": {"cifar10": {"500": 500}}}, "cifar10", 500) == 500
+    assert tg.epochs_for({"epochs": 1000}, "mnist", 100) == 1000
+    curves = ts.accuracy_curves(stacked)
+    assert {"dataset", "depth", "activation", "epoch", "train_acc", "test_acc"} <= set(curves.columns)
+    profiles = ts.layer_profiles(stacked, "weight_isogap")
+    assert {"epoch", "layer", "value"} <= set(profiles.columns)

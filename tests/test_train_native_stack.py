@@ -1,0 +1,90 @@
+"""The fast stacked SGD step (train/fast_step.py) equals plain per-run eager training with torch.optim.SGD."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_reference
+from isonorm.runtime import generator
+from isonorm.train.fast_step import StackedSGDStep
+
+CONFIG = BNMLPConfig(in_features=12, width=10, out_features=4, depth=5, norm="torch_bn", bias=True,
+                     gain_exponent=0.4)  # the training architecture of spec C-Fig4 at tiny size
+ACTS = ["sin", "tanh", "identity"]
+
+
+def _gens() -> list[torch.Generator]:
+    return [generator("native_stack_test", a) for a in ACTS]
+
+
+def _data(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(60, 12, generator=g), torch.randint(0, 4, (60,), generator=g)
+    order = torch.stack([torch.randperm(60, generator=g) for _ in ACTS])
+    return x.to(device), y.to(device), order.to(device)
+
+
+def _train_stacked_fast(device: str, cuda_graph: bool | None) -> tuple[StackedBNMLP, StackedSGDStep]:
+    x, y, order = _data(device)
+    model = StackedBNMLP(CONFIG, _gens(), activations=ACTS).to(device)
+    step = StackedSGDStep(model, x, y, len(ACTS), batch_size=15, lr=0.05, cuda_graph=cuda_graph)
+    for start in range(0, 60, 15):
+        step(order[:, start:start + 15])
+    return model, step
+
+
+def test_fast_step_equals_eager_single_runs_with_torch_sgd() -> None:
+    model, step = _train_stacked_fast("cpu", cuda_graph=False)
+    x, y, order = _data()
+    for r, (g, act) in enumerate(zip(_gens(), ACTS)):
+        ref = single_run_reference(CONFIG, g, act)
+        opt = torch.optim.SGD(ref.parameters(), lr=0.05)
+        loss_sum, correct = 0.0, 0
+        for start in range(0, 60, 15):
+            idx = order[r, start:start + 15]
+            logits = ref(x[idx])
+            loss = F.cross_entropy(logits, y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_sum += loss.item()
+            correct += int((logits.argmax(-1) == y[idx]).sum())
+        assert step.loss_sum[r].item() == pytest.approx(loss_sum, rel=1e-5)
+        assert step.correct[r].item() == correct
+        torch.testing.assert_close(model.fc[2].weight[r], ref[8].weight, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(model.norm[1].running_var[r], ref[5].running_var, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(model.fc[-1].bias[r], ref[-1].bias, rtol=1e-5, atol=1e-6)
+
+
+def test_short_last_batch_and_reset() -> None:
+    x, y, order = _data()
+    model = StackedBNMLP(CONFIG, _gens(), activations=ACTS)
+    step = StackedSGDStep(model, x, y, 3, batch_size=25, lr=0.01, cuda_graph=False)
+    for start in range(0, 60, 25):  # 25, 25, 10
+        step(order[:, start:start + 25])
+    assert int(step.correct.sum()) <= 3 * 60
+    step.reset()
+    assert step.loss_sum.abs().sum() == 0 and step.correct.sum() == 0
+
+
+def test_bad_arguments() -> None:
+    x, y, _ = _data()
+    model = StackedBNMLP(CONFIG, _gens(), activations=ACTS)
+    with pytest.raises(ValueError, match="lr"):
+        StackedSGDStep(model, x, y, 3, 15, lr=0.0)
+    with pytest.raises(ValueError, match="CUDA"):
+        StackedSGDStep(model, x, y, 3, 15, lr=0.1, cuda_graph=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_graph_step_equals_eager_step() -> None:
+    eager, eager_step = _train_stacked_fast("cuda", cuda_graph=False)
+    graphed, graph_step = _train_stacked_fast("cuda", cuda_graph=True)
+    assert graph_step.graph is not None
+    torch.testing.assert_close(graph_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
+    assert torch.equal(graph_step.correct, eager_step.correct)
+    for (name, a), b in zip(eager.state_dict().items(), graphed.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
