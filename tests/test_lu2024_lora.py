@@ -223,7 +223,7 @@ def test_an_unknown_architecture_or_a_partial_fetch_is_refused(tmp_path, monkeyp
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "bert"}))
     monkeypatch.setattr(lora, "_check_checkpoint", lambda folder: None)
-    with pytest.raises(lora.LoraBaseModelError, match="known for"):
+    with pytest.raises(lora.LoraBaseModelError, match="knows the causal LMs"):
         lora.load_base(folder, dtype=torch.float32, device=torch.device("cpu"), trust_remote_code=True)
     monkeypatch.undo()
     from isonorm import checkpoints

@@ -32,7 +32,7 @@ import torch
 
 from ..atomic import write_text_atomically
 from ..runtime import generator
-from .marker import already_complete, check_source, read_marker, write_marker
+from .marker import already_complete, check_positive, check_source, download_dataset_file, read_marker, write_marker
 
 log = logging.getLogger(__name__)
 
@@ -112,12 +112,6 @@ def corpus_spec(name: str) -> CorpusSpec:
         ) from None
 
 
-def _check_positive(**values: Any) -> None:
-    for key, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{key} must be a positive integer, got {value!r}")
-
-
 def _write_split(folder: Path, split: str, lines: Sequence[str]) -> None:
     """One line per entry, each entry's own line break(s) removed (rows of the Hub files end with '\\n')."""
     text = "".join(line.rstrip("\n").replace("\n", " ") + "\n" for line in lines)
@@ -125,19 +119,6 @@ def _write_split(folder: Path, split: str, lines: Sequence[str]) -> None:
 
 
 # --- the three sources -------------------------------------------------------------------------------------
-
-
-def _download(hub: HubCorpus, split: str, target: Path, retries: int, backoff_s: float) -> Path:
-    from huggingface_hub import hf_hub_download
-
-    from ..checkpoints.hub import call_hub
-
-    return Path(call_hub(
-        lambda: hf_hub_download(repo_id=hub.repo, filename=hub.files[split], repo_type="dataset",
-                                revision=hub.revision, local_dir=target),
-        what=f"corpus {hub.config} ({split})", repo=hub.repo, revision=hub.revision, repo_type="dataset",
-        retries=retries, backoff_s=backoff_s, offline_sources="`local` (a folder of .txt files) or `synthetic`",
-    ))
 
 
 def read_text_column(parquet: Path) -> list[str]:
@@ -161,7 +142,11 @@ def _from_hub(hub: HubCorpus, folder: Path, retries: int, backoff_s: float) -> d
     download = folder / DOWNLOAD_DIR
     counts = {}
     for split in SPLITS:
-        lines = read_text_column(_download(hub, split, download, retries, backoff_s))
+        parquet = download_dataset_file(
+            hub.repo, hub.revision, hub.files[split], download, what=f"corpus {hub.config} ({split})",
+            offline_sources="`local` (a folder of .txt files) or `synthetic`", retries=retries, backoff_s=backoff_s,
+        )
+        lines = read_text_column(parquet)
         expected = hub.rows.get(split)
         if expected is not None and len(lines) != expected:
             raise ValueError(
@@ -213,7 +198,7 @@ def synthetic_lines(name: str, split: str, vocab_size: int, n_lines: int, words_
     frequencies are), except that with probability ``repeat_prob`` a word is followed by its successor
     ``w{(k+1) mod V}`` — a bigram rule a language model can learn, so training visibly lowers perplexity.
     Line lengths vary uniformly in [words_per_line/2, 3·words_per_line/2]. Seeded by (name, split)."""
-    _check_positive(vocab_size=vocab_size, n_lines=n_lines, words_per_line=words_per_line)
+    check_positive(vocab_size=vocab_size, n_lines=n_lines, words_per_line=words_per_line)
     gen = generator("corpus", name, split)
     ranks = torch.arange(1, vocab_size + 1, dtype=torch.float64)
     weights = ranks.pow(-float(zipf_exponent))
@@ -379,7 +364,7 @@ def lm_windows(ids: torch.Tensor, bptt: int) -> tuple[torch.Tensor, torch.Tensor
     """Consecutive non-overlapping windows: x (N, bptt) and the next tokens y (N, bptt), y[n, t] = x[n, t+1]
     in the stream. These are the example's ``get_batch`` chunks (length ``bptt``) of one stream; a tail
     shorter than ``bptt`` is dropped here (:func:`tail_window` returns it for evaluation)."""
-    _check_positive(bptt=bptt)
+    check_positive(bptt=bptt)
     if ids.ndim != 1:
         raise ValueError(f"ids must be one token stream (1-D), got shape {tuple(ids.shape)}")
     n = (ids.numel() - 1) // bptt

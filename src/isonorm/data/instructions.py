@@ -26,7 +26,10 @@ from typing import Any, Literal
 
 from ..atomic import write_text_atomically
 from ..runtime import derive_seed
-from .marker import already_complete, check_source, read_frozen_json, read_marker, write_marker
+from .marker import (
+    already_complete, check_positive, check_source, download_dataset_file, read_frozen_json, read_marker,
+    write_marker,
+)
 from .texts import HubParquet
 
 INSTRUCTIONS_FILE = "instructions.json"
@@ -100,15 +103,9 @@ def validate_examples(examples: Any, where: str | Path) -> list[dict[str, str]]:
     return out
 
 
-def _check_positive(**values: Any) -> None:
-    for key, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{key} must be a positive integer, got {value!r}")
-
-
 def _first(examples: Sequence[dict[str, str]], n_examples: int, where: str) -> list[dict[str, str]]:
     """The first ``n_examples`` (spec lu2024 decision 13: the first 5,000, in dataset order)."""
-    _check_positive(n_examples=n_examples)
+    check_positive(n_examples=n_examples)
     if len(examples) < n_examples:
         raise ValueError(
             f"{where} holds {len(examples)} example(s) but {n_examples} were asked for; lower `n_examples` in the "
@@ -155,7 +152,7 @@ def synthetic_examples(n_examples: int, seed: int = 0) -> list[dict[str, str]]:
     Three task kinds (arithmetic without input, word reversal and list sorting with an input) so that both
     Alpaca prompt templates (with and without input) are exercised.
     """
-    _check_positive(n_examples=n_examples)
+    check_positive(n_examples=n_examples)
     rng = random.Random(derive_seed("instructions", "synthetic", seed))
     examples = []
     for i in range(n_examples):
@@ -175,22 +172,6 @@ def synthetic_examples(n_examples: int, seed: int = 0) -> list[dict[str, str]]:
 
 
 # --- the three sources -------------------------------------------------------------------------------------
-
-
-def _download_parquet(source: HubParquet, target: Path, retries: int, backoff_s: float) -> Path:
-    from huggingface_hub import hf_hub_download
-
-    from ..checkpoints.hub import call_hub
-
-    return Path(call_hub(
-        lambda: hf_hub_download(
-            repo_id=source.repo, filename=source.file, repo_type="dataset", revision=source.revision,
-            local_dir=target,
-        ),
-        what=f"instructions from {source.repo}", repo=source.repo, revision=source.revision, repo_type="dataset",
-        retries=retries, backoff_s=backoff_s,
-        offline_sources="`local` (a pre-staged instructions.json / alpaca_data.json) or `synthetic`",
-    ))
 
 
 def read_parquet_examples(parquet: Path, n_rows: int | None, remove_on_error: bool) -> list[dict[str, Any]]:
@@ -226,7 +207,11 @@ def _write(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
 def _from_hub(spec: InstructionSetSpec, source: HubParquet, folder: Path, n_examples: int, retries: int,
               backoff_s: float) -> dict[str, Any]:
     download = folder / DOWNLOAD_DIR
-    parquet = _download_parquet(source, download, retries, backoff_s)
+    parquet = download_dataset_file(
+        source.repo, source.revision, source.file, download, what=f"instructions from {source.repo}",
+        offline_sources="`local` (a pre-staged instructions.json / alpaca_data.json) or `synthetic`",
+        retries=retries, backoff_s=backoff_s,
+    )
     rows = read_parquet_examples(parquet, n_examples, remove_on_error=True)
     examples = _first(validate_examples(rows, source.url), n_examples, source.url)
     record = _write(folder, {
@@ -308,7 +293,7 @@ def fetch_instructions(
     """
     spec = instruction_set_spec(name)
     check_source("instruction", name, source, SOURCES, path)
-    _check_positive(n_examples=n_examples)
+    check_positive(n_examples=n_examples)
     hub = replace(spec.hub, **{k: v for k, v in {"repo": repo, "revision": revision, "file": file}.items() if v})
     request: dict[str, Any] = {"source": source, "n_examples": n_examples}
     if source == "huggingface":

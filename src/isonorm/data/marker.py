@@ -85,3 +85,31 @@ def read_frozen_json(folder: str | Path, filename: str, what: str, fetch: str) -
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"{path} is unreadable ({err}); delete {folder} and fetch the {what} again") from err
+
+
+def check_positive(**values: Any) -> None:
+    """Every keyword argument is a positive integer (sizes of a fetched input), else a ValueError naming it."""
+    for key, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{key} must be a positive integer, got {value!r}")
+
+
+def download_dataset_file(
+    repo: str, revision: str, file: str, target: Path, *, what: str, offline_sources: str, retries: int,
+    backoff_s: float,
+) -> Path:
+    """One file of a Hugging Face *dataset* repository at a pinned revision, into ``target`` (with retries).
+
+    Errors name the cause (unknown repository or revision, gated, unreachable) and, for an unreachable Hub,
+    the ``offline_sources`` that work without it (``isonorm.checkpoints.hub.call_hub``).
+    """
+    from huggingface_hub import hf_hub_download
+
+    from ..checkpoints.hub import call_hub
+
+    return Path(call_hub(
+        lambda: hf_hub_download(repo_id=repo, filename=file, repo_type="dataset", revision=revision,
+                                local_dir=target),
+        what=what, repo=repo, revision=revision, repo_type="dataset", retries=retries, backoff_s=backoff_s,
+        offline_sources=offline_sources,
+    ))

@@ -25,7 +25,10 @@ from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from ..atomic import write_text_atomically
-from .marker import already_complete, check_source, read_frozen_json, read_marker, write_marker
+from .marker import (
+    already_complete, check_positive, check_source, download_dataset_file, read_frozen_json, read_marker,
+    write_marker,
+)
 
 log = logging.getLogger(__name__)
 
@@ -133,15 +136,9 @@ def validate_record(record: Any, where: str | Path) -> dict[str, Any]:
     return record
 
 
-def _check_positive(**values: Any) -> None:
-    for key, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{key} must be a positive integer, got {value!r}")
-
-
 def _select(texts: Sequence[str], n_texts: int, max_chars: int, where: str) -> list[str]:
     """The first ``n_texts`` texts, each cut to its first ``max_chars`` characters (spec D-FigB5)."""
-    _check_positive(n_texts=n_texts, max_chars=max_chars)
+    check_positive(n_texts=n_texts, max_chars=max_chars)
     if len(texts) < n_texts:
         raise ValueError(
             f"{where} holds {len(texts)} text(s) but {n_texts} were asked for; lower `n_texts` in the config "
@@ -166,21 +163,6 @@ def load_texts(folder: str | Path, n_texts: int | None = None, max_chars: int | 
 
 
 # --- the three sources -------------------------------------------------------------------------------------
-
-
-def _download_parquet(source: HubParquet, target: Path, retries: int, backoff_s: float) -> Path:
-    from huggingface_hub import hf_hub_download
-
-    from ..checkpoints.hub import call_hub
-
-    return Path(call_hub(
-        lambda: hf_hub_download(
-            repo_id=source.repo, filename=source.file, repo_type="dataset", revision=source.revision,
-            local_dir=target,
-        ),
-        what=f"texts from {source.repo}", repo=source.repo, revision=source.revision, repo_type="dataset",
-        retries=retries, backoff_s=backoff_s, offline_sources="`local` (a texts.json) or `shipped`",
-    ))
 
 
 def read_first_rows(parquet: Path, n_rows: int) -> list[dict[str, Any]]:
@@ -216,7 +198,10 @@ def _from_hub(
     for index, source in enumerate(candidates):
         download = folder / DOWNLOAD_DIR
         try:
-            parquet = _download_parquet(source, download, retries, backoff_s)
+            parquet = download_dataset_file(
+                source.repo, source.revision, source.file, download, what=f"texts from {source.repo}",
+                offline_sources="`local` (a texts.json) or `shipped`", retries=retries, backoff_s=backoff_s,
+            )
         except HubNotFoundError as err:
             failures.append(str(err))
             if index + 1 < len(candidates):
@@ -302,7 +287,7 @@ def fetch_texts(
     # Hub settings stay in the config when a preset switches the source (Snakemake merges config files key
     # by key), so the other sources ignore them rather than fail.
     overrides = {k: v for k, v in {"repo": repo, "revision": revision, "file": file, "config": config}.items() if v}
-    _check_positive(n_texts=n_texts, max_chars=max_chars)
+    check_positive(n_texts=n_texts, max_chars=max_chars)
     candidates = [replace(spec.candidates[0], **overrides), *(spec.candidates[1:] if fallback else ())]
     request: dict[str, Any] = {"source": source, "n_texts": n_texts, "max_chars": max_chars}
     if source == "huggingface":

@@ -10,9 +10,11 @@ from ..runtime import generator
 
 
 def epoch_permutations(
-    n_samples: int, run_ids: Sequence[int], experiment: str, variant: str, epoch: int
+    n_samples: int, run_ids: Sequence[object], experiment: str, variant: str, epoch: int
 ) -> torch.Tensor:
     """(R, n_samples) int64 on the CPU: row r shuffles the data set for run ``run_ids[r]`` in ``epoch``.
+
+    A run id is anything with a stable ``str`` (an index, or a name such as an activation).
 
     Each row comes from its own generator seeded with ``derive_seed(experiment, variant, run, epoch)``, so a
     run's batch order does not depend on which other runs share its stack, and it is the same on any

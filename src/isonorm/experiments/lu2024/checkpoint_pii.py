@@ -133,9 +133,8 @@ def matrix_specs(kind: str, layer: int) -> list[MatrixSpec]:
         ) from None
 
 
-def matrix(spec: MatrixSpec, tensors: TensorIndex, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """The (out, in) matrix of ``spec``: read alone, Conv1D transposed, packed Q/K/V block cut out."""
-    W = tensors.read(spec.tensor, device=device, dtype=dtype)
+def cut_matrix(spec: MatrixSpec, W: torch.Tensor) -> torch.Tensor:
+    """The (out, in) matrix of ``spec`` from its stored tensor: Conv1D transposed, packed Q/K/V block cut out."""
     if W.ndim != 2:
         raise ValueError(f"{spec.tensor} has shape {tuple(W.shape)}; a Table 5 matrix must be 2-D")
     if spec.conv1d:
@@ -147,6 +146,11 @@ def matrix(spec: MatrixSpec, tensors: TensorIndex, *, device: torch.device, dtyp
         size = rows // spec.blocks
         W = W[spec.block * size:(spec.block + 1) * size]
     return W
+
+
+def matrix(spec: MatrixSpec, tensors: TensorIndex, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """The (out, in) matrix of ``spec``, read alone from the checkpoint's files."""
+    return cut_matrix(spec, tensors.read(spec.tensor, device=device, dtype=dtype))
 
 
 def checkpoint_pii(folder: str | Path, name: str, layer: int, *, device: str | torch.device = "cpu",

@@ -9,7 +9,7 @@ authors' merge script copies), lr 2e-4, 1 epoch, max length 512, seed 42, the fi
 Steps of :func:`table5_lora` (one seed per call):
 
 1. load the base model (``AutoModelForCausalLM``; Qwen v1 needs its remote code) and tokenizer;
-2. copy the measured matrices of block ``layer`` (:data:`MEASURED`, by ``model_type``) in float64;
+2. copy the measured matrices of block ``layer`` (``checkpoint_pii.matrix_specs``, by ``model_type``) in float64;
 3. wrap with a peft ``LoraConfig`` on the targets of that ``model_type`` (config ``targets``);
 4. train one epoch on Alpaca prompts (:data:`ALPACA_PROMPTS`), labels masked on the prompt (-100), AdamW with
    constant-with-warmup lr and gradient clipping (Firefly's recipe);
@@ -28,7 +28,6 @@ import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +35,9 @@ import pandas as pd
 import torch
 
 from ...data.instructions import describe_instructions, load_instructions
-from ...metrics import pii
+from ...metrics.pii import pii_chunked
 from ...runtime import resolve_device
+from .checkpoint_pii import cut_matrix, matrix_specs
 
 log = logging.getLogger(__name__)
 
@@ -63,38 +63,10 @@ ALPACA_PROMPTS = {
 }
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One Table-5 cell's matrix: a parameter of block ``{layer}`` and, for a packed QKV, its row block."""
-
-    parameter: str  # with "{layer}" for the block index
-    block: int | None = None  # row block of a packed (3·H, H) c_attn weight: 0 = Q, 1 = K, 2 = V
-    blocks: int = 1
-
-
-# Qwen v1 (spec lu2024 A.2 (5c)/(5d), qwen_lora.py): c_attn (3·4096 × 4096) split along rows into Q, K, V;
-# Atten_Output = attn.c_proj, Linear_1 = mlp.w1 ("up"), Linear_2 = mlp.w2 ("gate"; Qwen v1 computes
-# c_proj(w1(x) ⊙ SiLU(w2(x)))). Qwen2 (the tiny stand-in's classes): the same roles under Qwen2's names (spec
-# decision 12 maps LLaMA-style Linear_1/Linear_2 to up/gate).
-MEASURED: dict[str, dict[str, Measured]] = {
-    "qwen": {
-        "Query": Measured("transformer.h.{layer}.attn.c_attn.weight", 0, 3),
-        "Keys": Measured("transformer.h.{layer}.attn.c_attn.weight", 1, 3),
-        "Values": Measured("transformer.h.{layer}.attn.c_attn.weight", 2, 3),
-        "Atten_Output": Measured("transformer.h.{layer}.attn.c_proj.weight"),
-        "Linear_1": Measured("transformer.h.{layer}.mlp.w1.weight"),
-        "Linear_2": Measured("transformer.h.{layer}.mlp.w2.weight"),
-    },
-    "qwen2": {
-        "Query": Measured("model.layers.{layer}.self_attn.q_proj.weight"),
-        "Keys": Measured("model.layers.{layer}.self_attn.k_proj.weight"),
-        "Values": Measured("model.layers.{layer}.self_attn.v_proj.weight"),
-        "Atten_Output": Measured("model.layers.{layer}.self_attn.o_proj.weight"),
-        "Linear_1": Measured("model.layers.{layer}.mlp.up_proj.weight"),
-        "Linear_2": Measured("model.layers.{layer}.mlp.gate_proj.weight"),
-    },
-}
-MEASURED["llama"] = {k: Measured(m.parameter) for k, m in MEASURED["qwen2"].items()}  # same names as Qwen2
+# The base models LoRA is run on: causal LMs whose Table-5 matrices checkpoint_pii names (spec lu2024 (5c)/(5d):
+# Qwen v1 splits c_attn into Q, K, V, Linear_1/Linear_2 = w1/w2; Qwen2, the tiny stand-in's classes, and LLaMA
+# use up_proj/gate_proj, decision 12). The same name maps serve Table 5 (c) and (d).
+CAUSAL_LM_TYPES = ("qwen", "qwen2", "llama")
 
 
 class LoraBaseModelError(RuntimeError):
@@ -154,10 +126,10 @@ def load_base(
     folder = Path(checkpoint_dir)
     _check_checkpoint(folder)
     model_type = read_model_type(folder)
-    if model_type not in MEASURED:
+    if model_type not in CAUSAL_LM_TYPES:
         raise LoraBaseModelError(
-            f"{folder} is a {model_type!r} model; Table 5's matrices are known for {sorted(MEASURED)} "
-            f"(isonorm.experiments.lu2024.lora.MEASURED). Point `{CONFIG_KEY}` at one of those."
+            f"{folder} is a {model_type!r} model; the LoRA run knows the causal LMs {list(CAUSAL_LM_TYPES)} "
+            f"(isonorm.experiments.lu2024.lora.CAUSAL_LM_TYPES). Point `{CONFIG_KEY}` at one of those."
         )
     remote = model_type == "qwen"  # Qwen v1 ships no transformers class: its code lives in the repository
     if remote:
@@ -186,31 +158,33 @@ def load_base(
 
 
 def layer_matrices(model: torch.nn.Module, model_type: str, layer: int) -> dict[str, tuple[str, torch.Tensor]]:
-    """{Table-5 column: (parameter name, float64 CPU copy of the matrix)} of block ``layer``."""
+    """{Table-5 column: (parameter name, float64 CPU copy of the matrix)} of block ``layer``.
+
+    The matrices are those Table 5 (c) reads from the checkpoint files (``checkpoint_pii.matrix_specs``); a
+    spec's name is a suffix of the model's parameter name (``transformer.`` / ``model.`` prefixes).
+    """
     params = dict(model.named_parameters())
     out = {}
-    for column, spec in MEASURED[model_type].items():
-        name = spec.parameter.format(layer=layer)
-        if name not in params:
+    for spec in matrix_specs(model_type, layer):
+        names = [n for n in params if n == spec.tensor or n.endswith("." + spec.tensor)]
+        if len(names) != 1:
             n_blocks = getattr(getattr(model, "config", None), "num_hidden_layers", "?")
             raise LoraBaseModelError(
-                f"the model has no parameter {name} (block {layer} of {n_blocks}); set `lu2024: table5: lora: "
-                "layer` to an existing block"
+                f"the model has {len(names)} parameters named like {spec.tensor} (block {layer} of {n_blocks}); "
+                "set `lu2024: table5: lora: layer` to an existing block"
             )
-        weight = params[name].detach()
-        if spec.blocks > 1:
-            rows = weight.shape[0] // spec.blocks
-            weight = weight[spec.block * rows:(spec.block + 1) * rows]
-        out[column] = (name, weight.to("cpu", torch.float64).clone())
+        weight = cut_matrix(spec, params[names[0]].detach())
+        out[spec.cell] = (names[0], weight.to("cpu", torch.float64).clone())
     return out
 
 
 def pii_rows(matrices: Mapping[str, tuple[str, torch.Tensor]], stage: str, orientations: Sequence[str]) -> list[dict]:
+    """PII in blocks (``pii_chunked``): the 11008 row vectors of a 7B FFN never form a dense 11008² matrix."""
     rows = []
     for column, (name, weight) in matrices.items():
         for orientation in orientations:
             rows.append({"stage": stage, "matrix": column, "parameter": name, "orientation": orientation,
-                         "metric": "pii", "value": float(pii(weight, dim=orientation))})
+                         "metric": "pii", "value": float(pii_chunked(weight, orientation))})
     return rows
 
 

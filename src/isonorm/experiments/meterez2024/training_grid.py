@@ -36,6 +36,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
+from ...train.batches import epoch_permutations
 from ...train.checkpoint import load_checkpoint, save_checkpoint
 from ...train.fast_step import StackedSGDStep
 
@@ -79,13 +80,6 @@ def model_config(cfg: Config, in_features: int, classes: int, depth: int) -> BNM
 def run_generators(dataset: str, depth: int, activations: Sequence[str]) -> list[torch.Generator]:
     """Init generators: run r depends on (data set, depth, activation) only (C13: seeds from the config)."""
     return [generator(EXPERIMENT, dataset, depth, act, "init") for act in activations]
-
-
-def epoch_order(n: int, dataset: str, depth: int, activations: Sequence[str], epoch: int) -> torch.Tensor:
-    """(R, n) per-run shuffles of epoch ``epoch`` (run.py reshuffles every epoch with randperm)."""
-    return torch.stack([
-        torch.randperm(n, generator=generator(EXPERIMENT, dataset, depth, act, "order", epoch)) for act in activations
-    ])
 
 
 def measurement_index(n: int, batch_size: int, dataset: str) -> torch.Tensor:
@@ -209,7 +203,8 @@ def train_grid_job(
         started = time.perf_counter()
         model.train()
         step.reset()
-        order = epoch_order(n_train, dataset, depth, acts, epoch).to(target)
+        # run.py reshuffles every epoch; each activation's order is its own (stacked = alone)
+        order = epoch_permutations(n_train, acts, EXPERIMENT, f"{dataset}-d{depth}", epoch).to(target)
         n_batches = 0
         for start in range(0, n_train, batch):
             step(order[:, start:start + batch])
