@@ -1,19 +1,26 @@
-"""Steps per second of the meterez2024 training engine vs a plain eager one-model loop, and the grid cost.
+"""Steps per second and ops per step of the meterez2024 training engine vs a plain eager loop; the grid cost.
 
 Model: the training architecture of spec C-Fig4 (width 100, batch 100, torch BN + bias, orthogonal, gain
-exponent 0.4, plain SGD lr 0.001) on CIFAR-10-shaped random inputs (3072 features, 10 classes). Methods:
+exponent 0.4, plain SGD lr 0.001) on CIFAR-shaped random inputs (3072 features). Methods:
 
-- ``eager``: one ``single_run_reference`` network (nn.Sequential), ``torch.optim.SGD``, ``loss.item()`` per
-  step, as run.py does; three activations trained one after another → steps/s of ONE run.
-- ``engine``: :class:`StackedBNMLP` with the three activations stacked (R = 3) and :class:`StackedSGDStep`
-  (device-side gather, foreach SGD, on CUDA one CUDA-graph replay per step) → steps/s of the stack, each
-  step advancing all R runs.
+- ``eager``: one ``single_run_reference`` network (nn.Sequential, 10 classes), ``torch.optim.SGD``,
+  ``loss.item()`` per step, as run.py does; every run trained one after another → steps/s of ONE run.
+- ``engine``: what one grid job runs (config ``stacks``): :class:`StackedBNMLP` with sin, tanh and identity
+  × CIFAR-10 and CIFAR-100 (10 and 100 classes) stacked, R = 6, and :class:`StackedSGDStep` (device-side
+  gather from both data sets, foreach SGD, on CUDA one CUDA-graph replay per step) → steps/s of the stack,
+  each step advancing all six runs.
 
 Projection of the ``paper`` grid (4 data sets × 3 activations × depths {100, 500, 1000} × 1000 epochs; 500
-steps/epoch for CIFAR, 600 for MNIST/FashionMNIST; spec C.Z): with the engine one job = one (data set, depth)
-trains all 3 activations, so grid steps = Σ_datasets Σ_depths steps_per_epoch · epochs, each at the
-engine's time per step at that depth (linear interpolation in depth between the measured depths). The
-per-epoch test pass and measurement are not included (≈ 5–10 % more, spec C.Z). Usage:
+steps/epoch for CIFAR, 600 for MNIST/FashionMNIST; spec C.Z): eager trains 36 runs one by one; the engine
+runs one job per (stack, depth), cifar10+cifar100 and mnist+fashionmnist, each step at the engine's time at
+that depth (linear in depth between the measured depths; the MNIST stack's smaller first layer is counted at
+CIFAR's cost). The per-epoch test pass and measurement are not included (≈ 5–10 % more, spec C.Z).
+
+Ops per step: on a GPU a width-100 step is bound by kernel launches, so the benchmark also counts the ATen
+operators one step dispatches (``isonorm.train.op_count.OpCounter``: forward, backward and update; views and
+allocations excluded) — a device-independent count that a CPU can measure. From the engine's count it derives
+the grid's total ops and the time per op at which the grid would take 24 h (the issue's goal) and 8 h
+(stretch): a GPU that executes the captured graph faster than that per op meets the goal. Usage:
 
     python benchmarks/meterez_engine.py --device auto --depths 100 1000 --steps 20
 """
@@ -35,15 +42,20 @@ from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_referenc
 from isonorm.provenance import provenance
 from isonorm.runtime import generator, resolve_device
 from isonorm.train.fast_step import StackedSGDStep
+from isonorm.train.op_count import OpCounter
 
 ACTS = ("sin", "tanh", "identity")  # spec C-Fig4 panels
 STEPS_PER_EPOCH = {"cifar10": 500, "cifar100": 500, "mnist": 600, "fashionmnist": 600}  # 50000/100, 60000/100
+STACKS = (("cifar10", "cifar100"), ("mnist", "fashionmnist"))  # config.yaml meterez2024: training: stacks
+STACK_CLASSES = (10, 100)  # the benchmarked stack: CIFAR-10 and CIFAR-100
 GRID_DEPTHS = (100, 500, 1000)  # spec C-Fig4
 EPOCHS = 1000  # decision C5 "paper" preset
+GOAL_HOURS = {"goal": 24.0, "stretch": 8.0}  # the issue's speed goal on one H200
+N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device; spec C-Fig4 batch and lr
 
 
-def _config(depth: int) -> BNMLPConfig:
-    return BNMLPConfig(in_features=3072, width=100, out_features=10, depth=depth, norm="torch_bn", bias=True,
+def _config(depth: int, classes: int) -> BNMLPConfig:
+    return BNMLPConfig(in_features=3072, width=100, out_features=classes, depth=depth, norm="torch_bn", bias=True,
                        gain_exponent=0.4)
 
 
@@ -52,56 +64,76 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def eager_seconds_per_step(depth: int, steps: int, device: torch.device) -> float:
-    """One run at a time, run.py style (nn.Sequential + optim.SGD + loss.item() per step)."""
-    x = torch.randn(5000, 3072, device=device)
-    y = torch.randint(0, 10, (5000,), device=device)
-    model = single_run_reference(_config(depth), generator("bench", depth, "sin"), "sin").to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.001)
-    def one(i: int) -> None:
-        idx = torch.randint(0, 5000, (100,), device=device)
+def _timed(one_step, steps: int, device: torch.device) -> float:
+    _sync(device)
+    start = time.perf_counter()
+    for i in range(steps):
+        one_step(i)
+    _sync(device)
+    return (time.perf_counter() - start) / steps
+
+
+def eager_step(depth: int, steps: int, device: torch.device) -> tuple[float, int]:
+    """One run, run.py style (nn.Sequential + optim.SGD + loss.item() per step): seconds and ops per step."""
+    x = torch.randn(N_SAMPLES, 3072, device=device)
+    y = torch.randint(0, 10, (N_SAMPLES,), device=device)
+    model = single_run_reference(_config(depth, 10), generator("bench", depth, "sin"), "sin").to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+
+    def one(_: int) -> None:
+        idx = torch.randint(0, N_SAMPLES, (BATCH,), device=device)
         loss = F.cross_entropy(model(x[idx]), y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
         loss.item()
+
     one(0)
-    _sync(device)
-    start = time.perf_counter()
-    for i in range(steps):
-        one(i)
-    _sync(device)
-    return (time.perf_counter() - start) / steps
+    with OpCounter() as counter:
+        one(0)
+    return _timed(one, steps, device), counter.total
 
 
-def engine_seconds_per_step(depth: int, steps: int, device: torch.device, cuda_graph: bool | None) -> float:
-    """All three activations stacked; one call advances every run by one step."""
-    x = torch.randn(5000, 3072, device=device)
-    y = torch.randint(0, 10, (5000,), device=device)
-    model = StackedBNMLP(_config(depth), [generator("bench", depth, a) for a in ACTS], activations=ACTS).to(device)
-    step = StackedSGDStep(model, x, y, len(ACTS), 100, 0.001, cuda_graph=cuda_graph)
-    index = torch.randint(0, 5000, (steps + 1, len(ACTS), 100), device=device)
+def engine_step(depth: int, steps: int, device: torch.device, cuda_graph: bool | None) -> tuple[float, int]:
+    """One grid job's stack (3 activations × 2 data sets); one call advances all six runs: seconds and ops
+    per step (ops counted on an eager twin of the step: a graph replay dispatches no operator)."""
+    x = torch.randn(len(STACK_CLASSES), N_SAMPLES, 3072, device=device)
+    y = torch.stack([torch.randint(0, c, (N_SAMPLES,), device=device) for c in STACK_CLASSES])
+    runs = [(act, k) for act in ACTS for k in range(len(STACK_CLASSES))]  # grouped by activation
+    model = StackedBNMLP(
+        _config(depth, max(STACK_CLASSES)), [generator("bench", depth, act, k) for act, k in runs],
+        activations=[act for act, _ in runs], classes=[STACK_CLASSES[k] for _, k in runs],
+    ).to(device)
+    run_data = torch.tensor([k for _, k in runs], device=device)
+    step = StackedSGDStep(model, x, y, len(runs), BATCH, LR, cuda_graph=cuda_graph, run_data=run_data)
+    index = torch.randint(0, N_SAMPLES, (steps + 1, len(runs), BATCH), device=device)
     step(index[0])
-    _sync(device)
-    start = time.perf_counter()
-    for i in range(1, steps + 1):
-        step(index[i])
-    step.loss_sum.cpu()  # the engine syncs once per epoch; count one sync
-    _sync(device)
-    return (time.perf_counter() - start) / steps
+    with OpCounter() as counter:
+        step._step(index[0])  # the captured computation, run eagerly once
+    seconds = _timed(lambda i: step(index[i + 1]), steps, device)
+    step.loss_sum.cpu()  # the engine syncs once per epoch
+    return seconds, counter.total
 
 
-def grid_hours(seconds_per_step: dict[int, float], runs_per_job: int) -> float:
-    """Projected hours of the paper grid when one job holds ``runs_per_job`` activations of one (data set,
-    depth) and a step costs ``seconds_per_step`` (interpolated linearly in depth)."""
-    depths = sorted(seconds_per_step)
-    total = 0.0
-    for depth in GRID_DEPTHS:
-        per_step = float(np.interp(depth, depths, [seconds_per_step[d] for d in depths])) if len(depths) > 1 \
-            else seconds_per_step[depths[0]] * depth / depths[0]
-        jobs = len(ACTS) // runs_per_job
-        total += sum(STEPS_PER_EPOCH.values()) * EPOCHS * per_step * jobs
-    return total / 3600
+def _at_grid_depth(per_depth: dict[int, float], depth: int) -> float:
+    """``per_depth`` at a grid depth: linear in depth between measured depths, proportional from one."""
+    depths = sorted(per_depth)
+    if len(depths) == 1:
+        return per_depth[depths[0]] * depth / depths[0]
+    return float(np.interp(depth, depths, [per_depth[d] for d in depths]))
+
+
+def grid_steps_per_depth(engine: bool) -> int:
+    """Steps of the paper grid at one depth: 36/3 runs one by one (eager), or one stack job per data-set
+    stack (engine)."""
+    if engine:
+        return sum(STEPS_PER_EPOCH[stack[0]] for stack in STACKS) * EPOCHS
+    return len(ACTS) * sum(STEPS_PER_EPOCH.values()) * EPOCHS
+
+
+def grid_total(per_step: dict[int, float], engine: bool) -> float:
+    """Σ over the grid's steps of ``per_step`` (seconds or ops per step, interpolated in depth)."""
+    return sum(grid_steps_per_depth(engine) * _at_grid_depth(per_step, depth) for depth in GRID_DEPTHS)
 
 
 def main() -> None:
@@ -114,20 +146,29 @@ def main() -> None:
     args = parser.parse_args()
     device = resolve_device(args.device)
     torch.set_grad_enabled(True)
-    eager, engine = {}, {}
+    eager, engine, eager_ops, engine_ops = {}, {}, {}, {}
+    runs = len(ACTS) * len(STACK_CLASSES)
     for depth in args.depths:
-        eager[depth] = eager_seconds_per_step(depth, args.steps, device)
-        engine[depth] = engine_seconds_per_step(depth, args.steps, device, False if args.no_graph else None)
-        print(f"depth {depth}: eager {1 / eager[depth]:.2f} steps/s (1 run); engine {1 / engine[depth]:.2f} "
-              f"steps/s ({len(ACTS)} runs/step) → speed-up per run-step "
-              f"{len(ACTS) * eager[depth] / engine[depth]:.2f}×")
-    naive_h, engine_h = grid_hours(eager, 1), grid_hours(engine, len(ACTS))
-    print(f"projected paper grid on {device}: eager {naive_h:.1f} h, engine {engine_h:.1f} h (training steps only)")
+        eager[depth], eager_ops[depth] = eager_step(depth, args.steps, device)
+        engine[depth], engine_ops[depth] = engine_step(depth, args.steps, device, False if args.no_graph else None)
+        print(f"depth {depth}: eager {1 / eager[depth]:.2f} steps/s (1 run), {eager_ops[depth]} ops/step; "
+              f"engine {1 / engine[depth]:.2f} steps/s ({runs} runs/step), {engine_ops[depth]} ops/step → per "
+              f"run-step {runs * eager[depth] / engine[depth]:.2f}× faster, "
+              f"{runs * eager_ops[depth] / engine_ops[depth]:.2f}× fewer ops")
+    hours = {"eager": grid_total(eager, False) / 3600, "engine": grid_total(engine, True) / 3600}
+    grid_ops = {"eager": grid_total(eager_ops, False), "engine": grid_total(engine_ops, True)}
+    break_even_us = {goal: h * 3600 / grid_ops["engine"] * 1e6 for goal, h in GOAL_HOURS.items()}
+    print(f"projected paper grid on {device}: eager {hours['eager']:.1f} h, engine {hours['engine']:.1f} h "
+          "(training steps only)")
+    print(f"paper grid: {grid_ops['eager']:.3g} ops eager, {grid_ops['engine']:.3g} ops engine; the engine meets "
+          f"24 h at ≤ {break_even_us['goal']:.2f} µs/op and 8 h at ≤ {break_even_us['stretch']:.2f} µs/op")
     record = {
         "benchmark": "meterez_engine", "device": str(device), "steps": args.steps,
-        "eager_s_per_step": eager, "engine_s_per_step": engine, "runs_per_engine_step": len(ACTS),
+        "eager_s_per_step": eager, "engine_s_per_step": engine, "runs_per_engine_step": runs,
+        "eager_ops_per_step": eager_ops, "engine_ops_per_step": engine_ops,
         "cuda_graph": device.type == "cuda" and not args.no_graph,
-        "projected_grid_hours": {"eager": naive_h, "engine": engine_h}, "provenance": provenance(),
+        "projected_grid_hours": hours, "grid_ops": grid_ops, "break_even_us_per_op": break_even_us,
+        "provenance": provenance(),
     }
     name = f"meterez-{device.type}-{dt.date.today().isoformat()}.json"
     path = Path(args.out) / name

@@ -356,14 +356,15 @@ else:
 
 # %% [markdown]
 # ## Training grid: Figs. 4, 6, F1, F2, G1–G4
-# One job per (data set, depth) trains sin, tanh and identity stacked (torch BN + bias, orthogonal init, gain
-# exponent 0.4, width 100, batch 100, plain SGD lr 0.001; decisions C3, C4, C5, C15 faithful). One run per
+# One job per (data-set stack, depth) trains sin, tanh and identity of cifar10+cifar100 or mnist+fashionmnist
+# stacked (config `stacks`; each run's numbers are those of its own training): torch BN + bias, orthogonal init,
+# gain exponent 0.4, width 100, batch 100, plain SGD lr 0.001 (decisions C3, C4, C5, C15 faithful). One run per
 # configuration, as the paper.
 
 # %%
 from isonorm.experiments.meterez2024 import training_summaries as m24t
 
-TRAIN = load("training/*.parquet")  # one file per (data set, depth), all activations of the grid
+TRAIN = load("training/*.parquet")  # one file per (stack, depth); rows carry their own data set
 TCFG = cfg["training"]
 TRAIN_SETUP = (f"width {TCFG['width']}, batch {TCFG['batch_size']}, SGD lr {TCFG['lr']}, torch BN + bias (C4), "
                f"orthogonal init, gain exponent {TCFG['gain_exponent']} (C3), BN running stats updated by the "

@@ -1,5 +1,6 @@
 # Helpers shared by all the .smk files (paths, config lookups, script parameters); no rules here.
 
+import re
 from pathlib import Path
 
 PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (DESIGN 2)
@@ -143,12 +144,29 @@ def m24_results():
         files["tabled1"] = expand(
             results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]
         )
-        # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth
+        # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth (a stack's file holds several)
         files["training"] = expand(
-            results("meterez2024", "training", "{dataset}-d{depth}.parquet"),
-            dataset=M24["training"]["datasets"], depth=M24["training"]["depths"],
+            results("meterez2024", "training", "{stack}-d{depth}.parquet"),
+            stack=m24_training_stacks(), depth=M24["training"]["depths"],
         )
     return files
+
+
+def m24_training_stacks():
+    """Job names of the training grid: each `stacks` group (its members listed in `datasets`, joined by "+",
+    e.g. cifar10+cifar100), then every other data set alone."""
+    training = M24["training"]
+    datasets, names, seen = list(training["datasets"]), [], set()
+    for group in training["stacks"]:
+        members = [name for name in group if name in datasets]
+        if seen & set(members):
+            raise ValueError(
+                f"meterez2024: training: stacks: {sorted(seen & set(members))} appear in two stacks; "
+                "list each data set in one stack at most"
+            )
+        seen.update(members)
+        names += ["+".join(members)] if members else []
+    return names + [name for name in datasets if name not in seen]
 
 
 L24 = config["lu2024"]

@@ -4,7 +4,8 @@
 #   Figs. 2, 3, 5 (= G5), G6, E1, E2         fresh networks, one CIFAR-10 batch  meterez2024_at_init (one job per figure)
 #   Table D1                                 input Gram ranks                  meterez2024_tabled1 (one job per data set)
 #   Figs. 4, 6, F1, F2, G1–G4                the 1000-epoch training grid       meterez2024_training (GPU; one job per
-#                                                                               data set × depth, 3 activations stacked)
+#                                                                               data-set stack × depth, e.g. cifar10+cifar100,
+#                                                                               3 activations × 2 data sets stacked)
 # The at-init items are "CPU fine" (spec C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
 
@@ -72,19 +73,20 @@ rule meterez2024_tabled1:
 
 
 rule meterez2024_training:
-    """Figs. 4/6/F1/F2/G1-G4: all activations of one (data set, depth), 1000 epochs (paper preset)."""
+    """Figs. 4/6/F1/F2/G1-G4: all activations of one data-set stack (config `stacks`) at one depth, 1000 epochs
+    (paper preset)."""
     input:
-        lambda wc: dataset_ready(wc.dataset),
+        lambda wc: [dataset_ready(name) for name in wc.stack.split("+")],
     output:
-        results("meterez2024", "training", "{dataset}-d{depth}.parquet"),
+        results("meterez2024", "training", "{stack}-d{depth}.parquet"),
     wildcard_constraints:
-        dataset="|".join(M24["training"]["datasets"]),
+        stack="|".join(re.escape(name) for name in m24_training_stacks()),
         depth=r"\d+",
     params:
         run=lambda wc: experiment(
             f"{M24_LIB}.training_grid:train_grid_job",
             M24["training"],
-            **training_kwargs(wc.dataset, results("meterez2024", "training", f"{wc.dataset}-d{wc.depth}.ckpt")),
+            **training_kwargs(wc.stack, results("meterez2024", "training", f"{wc.stack}-d{wc.depth}.ckpt")),
             depth=int(wc.depth),
         ),
     resources:
@@ -92,8 +94,8 @@ rule meterez2024_training:
     conda:
         "../envs/pipeline.yaml"
     log:
-        log_path("meterez2024", "training-{dataset}-d{depth}"),
+        log_path("meterez2024", "training-{stack}-d{depth}"),
     benchmark:
-        benchmark_path("meterez2024_training", "{dataset}-d{depth}")
+        benchmark_path("meterez2024_training", "{stack}-d{depth}")
     script:
         "../scripts/run_experiment.py"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -99,3 +101,26 @@ def test_bad_inputs_raise_clear_errors() -> None:
         StackedBNMLP(_config(), _gens(3), activations=["sin", "tanh", "sin"])
     with pytest.raises(ValueError, match="flatten"):
         StackedBNMLP(_config(), _gens(1))(torch.randn(1, 10, 3, 4))
+
+
+def test_runs_of_fewer_classes_equal_their_own_networks() -> None:
+    """A CIFAR-10 run stacked with CIFAR-100 runs: padded fc_L, −inf logits, same numbers as alone."""
+    config = _config(norm="torch_bn", bias=True, out_features=7, gain_exponent=0.4)
+    stacked = StackedBNMLP(config, _gens(2), activations=["sin", "sin"], classes=[3, 7])
+    x = torch.randn(2, 10, 12)
+    y = torch.tensor([[0, 1, 2, 0, 1, 2, 0, 1, 2, 0], [6, 5, 4, 3, 2, 1, 0, 6, 5, 4]])
+    logits = stacked(x)
+    assert torch.isinf(logits[0, :, 3:]).all() and torch.isfinite(logits[0, :, :3]).all()
+    loss = torch.nn.functional.cross_entropy(logits.mT, y, reduction="none").mean(dim=1).sum()
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert (stacked.fc[-1].weight.grad[0, 3:] == 0).all() and (stacked.fc[-1].bias.grad[0, 3:] == 0).all()
+    for r, (g, c) in enumerate(zip(_gens(2), [3, 7])):
+        ref = single_run_reference(replace(config, out_features=c), g, "sin")
+        ref_out = ref(x[r])
+        torch.testing.assert_close(logits[r, :, :c], ref_out, rtol=1e-5, atol=1e-5)
+        torch.nn.functional.cross_entropy(ref_out, y[r]).backward()
+        torch.testing.assert_close(stacked.fc[-1].weight.grad[r, :c], ref[-1].weight.grad, rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(stacked.run_weight(4, r), ref[-1].weight)
+    with pytest.raises(ValueError, match="classes"):
+        StackedBNMLP(config, _gens(2), classes=[3, 8])

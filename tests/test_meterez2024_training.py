@@ -22,6 +22,8 @@ CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), spec C
 def data_root(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("data")
     fetch_dataset("cifar10", root, "synthetic", n_train=100, n_test=40, seed=1)
+    fetch_dataset("cifar100", root, "synthetic", n_train=100, n_test=40, seed=2)
+    fetch_dataset("mnist", root, "synthetic", n_train=80, n_test=40, seed=3)
     return str(root)
 
 
@@ -80,3 +82,29 @@ def test_epoch_caps_and_claims(stacked) -> None:
     assert {"dataset", "depth", "activation", "epoch", "train_acc", "test_acc"} <= set(curves.columns)
     profiles = ts.layer_profiles(stacked, "weight_isogap")
     assert {"epoch", "layer", "value"} <= set(profiles.columns)
+
+
+def test_data_set_stack_equals_each_data_set_alone(stacked, data_root) -> None:
+    """cifar10+cifar100 in one job (10 and 100 classes, padded fc_L): each run's rows as trained alone; the
+    budget caps apply per data set."""
+    caps = {"cifar100": {4: 1}}
+    pair = tg.train_grid_job({**CFG, "epoch_caps": caps}, data_root=data_root, dataset="cifar10+cifar100",
+                             device="cpu", depth=4)
+    assert set(pair.dataset) == {"cifar10", "cifar100"}
+    mine = pair[pair.dataset == "cifar10"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine[tg.COLUMNS[:-1]], stacked[tg.COLUMNS[:-1]])
+    np.testing.assert_allclose(mine.value, stacked.value, rtol=1e-4, atol=1e-6)
+    alone = tg.train_grid_job({**CFG, "epochs": 1}, data_root=data_root, dataset="cifar100", device="cpu", depth=4)
+    other = pair[pair.dataset == "cifar100"].reset_index(drop=True)
+    assert other.epoch.max() == 1  # its cap, though the stack trained on to epoch 2
+    pd.testing.assert_frame_equal(other[tg.COLUMNS[:-1]], alone[tg.COLUMNS[:-1]])
+    np.testing.assert_allclose(other.value, alone.value, rtol=1e-4, atol=1e-6)
+    w_last = mine[(mine.metric == "weight_isogap") & (mine.layer == 4)].value
+    assert np.isfinite(w_last).all()  # φ(W_L) on cifar10's own 10 rows, not the 90 zero rows of padding
+
+
+def test_stack_of_unequal_data_sets_is_refused(data_root) -> None:
+    with pytest.raises(ValueError, match="stack only data sets of equal shape"):
+        tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10+mnist", device="cpu", depth=2)
+    with pytest.raises(ValueError, match="distinct"):
+        tg.stack_members("cifar10+cifar10")

@@ -191,7 +191,7 @@ def test_gpu_rules_ask_for_exactly_one_gpu_and_bundle_their_seeds(slurm_run):
     assert sum(job_counts(log)[rule] for rule in gpu_rules) == len(gpu_subs)  # one submission per training job
     for path in outputs:
         frame = pd.read_parquet(work / path)
-        # the stacked factor: runs / seeds, or meterez2024's activations of one (data set, depth)
+        # the stacked factor: runs / seeds, or meterez2024's activations and data sets of one (stack, depth)
         seed = next(c for c in ("run", "seed", "rerun", "activation") if c in frame.columns)
         assert frame[seed].nunique() > 1, f"{path}: a single seed per training job"
 

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_reference
 from isonorm.runtime import generator
 from isonorm.train.fast_step import StackedSGDStep
+from isonorm.train.op_count import OpCounter
 
 CONFIG = BNMLPConfig(in_features=12, width=10, out_features=4, depth=5, norm="torch_bn", bias=True,
                      gain_exponent=0.4)  # the training architecture of spec C-Fig4 at tiny size
@@ -88,3 +89,37 @@ def test_cuda_graph_step_equals_eager_step() -> None:
     assert torch.equal(graph_step.correct, eager_step.correct)
     for (name, a), b in zip(eager.state_dict().items(), graphed.state_dict().values()):
         torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def _ops_per_step(depth: int) -> tuple[int, int]:
+    """ATen ops of one engine step (3 activations × 2 data sets stacked) and of one eager single-run step."""
+    config = BNMLPConfig(in_features=12, width=10, out_features=4, depth=depth, norm="torch_bn", bias=True,
+                         gain_exponent=0.4)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(2, 60, 12, generator=g), torch.randint(0, 4, (2, 60), generator=g)
+    acts = [a for a in ACTS for _ in range(2)]
+    model = StackedBNMLP(config, [generator("ops", r) for r in range(6)], activations=acts, classes=[4, 3] * 3)
+    step = StackedSGDStep(model, x, y, 6, 15, 0.01, cuda_graph=False, run_data=torch.tensor([0, 1] * 3))
+    index = torch.randint(0, 60, (6, 15), generator=g)
+    with OpCounter() as engine:
+        step(index)
+    ref = single_run_reference(config, generator("ops", 0), "sin")
+    opt = torch.optim.SGD(ref.parameters(), lr=0.01, foreach=True)  # foreach: one update op, as on CUDA
+    with OpCounter() as eager:
+        loss = F.cross_entropy(ref(x[0, :15]), y[0, :15])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return engine.total, eager.total
+
+
+def test_stacked_step_keeps_the_launch_budget() -> None:
+    """The launch budget (issue meterez2024 "Speed"): a GPU step is bound by kernel launches, so per layer
+    the engine's six stacked runs (three activations × two data sets) dispatch ≤ 16 operators — fc, one
+    native BN, gain, split activations and their backward — at least 4× fewer per run than plain eager runs
+    (12 per layer for one run)."""
+    engine4, eager4 = _ops_per_step(4)
+    engine8, eager8 = _ops_per_step(8)
+    engine_per_layer, eager_per_layer = (engine8 - engine4) / 4, (eager8 - eager4) / 4
+    assert engine_per_layer <= 16, (engine4, engine8)
+    assert 6 * eager_per_layer / engine_per_layer >= 4, (engine_per_layer, eager_per_layer)

@@ -6,6 +6,14 @@ about as many kernel launches as one run (issue: "stack the runs that share a de
 computation"). Runs may use different activations (``activations=``): runs of equal activation form
 contiguous slices, so one stack trains sin, tanh and identity of one (data set, depth) together.
 
+Inside, activations are feature-major, hᵀ of shape (R, d, B): then fc is ``baddbmm(b, W, xᵀ)`` and the R·d
+BatchNorm channels of a layer are contiguous rows of B samples, so torch BN of all runs is ONE native
+``F.batch_norm`` on the view (1, R·d, B) (statistics, running-stat update and backward in one op each,
+instead of ~30 elementwise ops), and the logits (R, C, B) go to ``F.cross_entropy`` without a copy. The
+per-run activations act on ``torch.split`` chunks joined by one ``torch.cat``, whose backward is one
+``cat`` too (slicing would cost a zero fill and a copy per group). ``benchmarks/meterez_engine.py`` counts
+the ops per step. The public interface stays samples-first: inputs (B, D) or (R, B, D), logits (R, B, C).
+
 Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
 fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (spec C.0 "Gain schedule"; ``gain`` is the
 constant of Fig. E1, decision C7).
@@ -14,10 +22,11 @@ constant of Fig. E1, decision C7).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..metrics import get_activation
@@ -110,33 +119,44 @@ def draw_run_weights(
     return layers
 
 
-def paper_batch_norm(h: torch.Tensor, mean_reduction: bool, force_factor: float | None) -> torch.Tensor:
-    """The paper's custom BN of h (..., n, d) over the batch dimension −2 (spec C.0, no ε, no affine)."""
+def _pad_rows(tensor: torch.Tensor, rows: int, pad: bool) -> torch.Tensor:
+    """``tensor`` (out, ...) with zero rows appended up to ``rows`` when ``pad`` (a stack's fc_L)."""
+    if not pad or tensor.shape[0] == rows:
+        return tensor
+    return torch.cat([tensor, tensor.new_zeros(rows - tensor.shape[0], *tensor.shape[1:])])
+
+
+def paper_batch_norm(
+    h: torch.Tensor, mean_reduction: bool, force_factor: float | None, batch_dim: int = -2
+) -> torch.Tensor:
+    """The paper's custom BN of h over the batch dimension (spec C.0, no ε, no affine): −2 for samples-first
+    (..., n, d), −1 for the feature-major (..., d, n) of :class:`StackedBNMLP`."""
     if mean_reduction:
-        h = h - h.mean(dim=-2, keepdim=True)
-    factor = math.sqrt(h.shape[-2]) if force_factor is None else force_factor
-    return h * (factor / torch.linalg.vector_norm(h, dim=-2, keepdim=True))
+        h = h - h.mean(dim=batch_dim, keepdim=True)
+    factor = math.sqrt(h.shape[batch_dim]) if force_factor is None else force_factor
+    return h * (factor / torch.linalg.vector_norm(h, dim=batch_dim, keepdim=True))
 
 
 class StackedLinear(nn.Module):
-    """R independent Linear layers: weight (R, out, in), bias (R, out) or None."""
+    """R independent Linear layers on feature-major activations: weight (R, out, in), bias (R, out) or None;
+    xᵀ (R, in, B) ↦ W xᵀ + b (R, out, B)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
         super().__init__()
         self.weight = nn.Parameter(weight)
         self.bias = nn.Parameter(bias) if bias is not None else None
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() == 2:  # shared input (B, in) for all runs
-            x = x.expand(self.weight.shape[0], *x.shape)
+    def forward(self, xt: torch.Tensor) -> torch.Tensor:
         if self.bias is None:
-            return torch.bmm(x, self.weight.transpose(1, 2))
-        return torch.baddbmm(self.bias.unsqueeze(1), x, self.weight.transpose(1, 2))
+            return torch.bmm(self.weight, xt)
+        return torch.baddbmm(self.bias.unsqueeze(2), self.weight, xt)
 
 
 class StackedBatchNorm(nn.Module):
-    """R independent BatchNorm1d(d) over (R, B, d): batch statistics and running-stat updates in train mode
-    (biased variance to normalise, unbiased for the running variance, as torch), running statistics in eval."""
+    """R independent BatchNorm1d(d) over feature-major hᵀ (R, d, B), as ONE ``F.batch_norm`` whose R·d
+    channels are the (run, feature) pairs: batch statistics over B (biased variance to normalise, unbiased
+    for the running variance) and the running-stat update in train mode, running statistics in eval —
+    torch's own kernel, so the numbers are nn.BatchNorm1d's."""
 
     def __init__(self, n_runs: int, width: int):
         super().__init__()
@@ -145,33 +165,30 @@ class StackedBatchNorm(nn.Module):
         self.register_buffer("running_mean", torch.zeros(n_runs, width))
         self.register_buffer("running_var", torch.ones(n_runs, width))
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        if self.training:
-            var, mean = torch.var_mean(h, dim=1, correction=0, keepdim=True)
-            n = h.shape[1]
-            with torch.no_grad():
-                self.running_mean.lerp_(mean.squeeze(1), BN_MOMENTUM)
-                self.running_var.lerp_(var.squeeze(1) * (n / max(n - 1, 1)), BN_MOMENTUM)
-        else:
-            mean, var = self.running_mean.unsqueeze(1), self.running_var.unsqueeze(1)
-        scale = self.weight.unsqueeze(1) * torch.rsqrt(var + BN_EPS)
-        return torch.addcmul(self.bias.unsqueeze(1), h - mean, scale)
+    def forward(self, ht: torch.Tensor) -> torch.Tensor:
+        runs, width, batch = ht.shape
+        out = F.batch_norm(
+            ht.reshape(1, runs * width, batch), self.running_mean.view(-1), self.running_var.view(-1),
+            self.weight.view(-1), self.bias.view(-1), training=self.training, momentum=BN_MOMENTUM, eps=BN_EPS,
+        )
+        return out.view(runs, width, batch)
 
 
 class PaperBatchNorm(nn.Module):
-    """The custom BN as a module (no parameters); works on (B, d) and on stacked (R, B, d)."""
+    """The custom BN as a module (no parameters) over ``batch_dim``: −2 for (B, d) (the single-run
+    reference), −1 for the stack's feature-major (R, d, B)."""
 
-    def __init__(self, mean_reduction: bool = False, force_factor: float | None = None):
+    def __init__(self, mean_reduction: bool = False, force_factor: float | None = None, batch_dim: int = -2):
         super().__init__()
-        self.mean_reduction, self.force_factor = mean_reduction, force_factor
+        self.mean_reduction, self.force_factor, self.batch_dim = mean_reduction, force_factor, batch_dim
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return paper_batch_norm(h, self.mean_reduction, self.force_factor)
+        return paper_batch_norm(h, self.mean_reduction, self.force_factor, self.batch_dim)
 
 
 def _norm_module(config: BNMLPConfig, n_runs: int | None) -> nn.Module:
-    if config.norm == "bn":
-        return PaperBatchNorm(config.mean_reduction, config.force_factor)
+    if config.norm == "bn":  # the stack is feature-major (batch last), the reference samples-first
+        return PaperBatchNorm(config.mean_reduction, config.force_factor, -1 if n_runs is not None else -2)
     if config.norm == "torch_bn":
         return StackedBatchNorm(n_runs, config.width) if n_runs is not None else nn.BatchNorm1d(config.width)
     return nn.Identity()
@@ -198,7 +215,11 @@ class StackedBNMLP(nn.Module):
     """R ``MLPWithBatchNorm`` networks in one module; run r is initialised from ``generators[r]`` alone.
 
     ``activations`` (optional, one name per run, grouped contiguously) overrides ``config.activation`` per
-    run. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
+    run. ``classes`` (optional, one count ≤ ``config.out_features`` per run) gives runs of fewer classes, so
+    data sets of different class counts (CIFAR-10 with CIFAR-100) share a stack: run r's fc_L is drawn with
+    ``classes[r]`` rows — exactly the network trained alone — and zero-padded to ``config.out_features``; its
+    padded logits are −inf (buffer ``logit_mask``), so they take no probability, get no gradient and never win
+    an argmax. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
     ``norm.{ℓ}.weight/bias`` (R, d) and buffers ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default
     (spec C.0: BN uses batch statistics at init).
     """
@@ -208,6 +229,7 @@ class StackedBNMLP(nn.Module):
         config: BNMLPConfig,
         generators: Sequence[torch.Generator],
         activations: Sequence[str] | None = None,
+        classes: Sequence[int] | None = None,
     ):
         super().__init__()
         if not generators:
@@ -221,27 +243,47 @@ class StackedBNMLP(nn.Module):
         for name in activations:
             get_activation(name)
         self.activations = list(activations)
+        self.classes = [config.out_features] * self.n_runs if classes is None else [int(c) for c in classes]
+        if len(self.classes) != self.n_runs or not all(1 <= c <= config.out_features for c in self.classes):
+            raise ValueError(f"classes must give one count in 1..{config.out_features} (config.out_features) per "
+                             f"run; got {list(classes or [])} for {self.n_runs} runs")
         self.groups = [(get_activation(name), index) for name, index in activation_groups(self.activations)]
+        self.group_sizes = [index.stop - index.start for _, index in self.groups]
         self.gains = config.gains()
-        runs = [draw_run_weights(config, g, a) for g, a in zip(generators, self.activations)]
+        runs = [draw_run_weights(replace(config, out_features=c), g, a)
+                for g, a, c in zip(generators, self.activations, self.classes)]
         self.fc = nn.ModuleList(
             StackedLinear(
-                torch.stack([run[layer][0] for run in runs]),
-                torch.stack([run[layer][1] for run in runs]) if config.bias else None,
+                torch.stack([_pad_rows(run[layer][0], config.out_features, layer == config.depth) for run in runs]),
+                torch.stack([_pad_rows(run[layer][1], config.out_features, layer == config.depth) for run in runs])
+                if config.bias else None,
             )
             for layer in range(config.depth + 1)
         )
         self.norm = nn.ModuleList(_norm_module(config, self.n_runs) for _ in range(config.depth))
+        mask = None
+        if any(c < config.out_features for c in self.classes):
+            mask = torch.zeros(self.n_runs, config.out_features, 1)
+            for run, count in enumerate(self.classes):
+                mask[run, count:] = -math.inf
+        self.register_buffer("logit_mask", mask)
+
+    def run_weight(self, layer: int, run: int) -> torch.Tensor:
+        """Run ``run``'s fc_``layer`` weight without padding rows (out, in)."""
+        weight = self.fc[layer].weight[run]
+        return weight[: self.classes[run]] if layer == self.config.depth else weight
 
     def _activate(self, z: torch.Tensor, layer: int) -> torch.Tensor:
         z = z * self.gains[layer] if self.gains[layer] != 1.0 else z
         if len(self.groups) == 1:
             return self.groups[0][0](z)
-        return torch.cat([sigma(z[index]) for sigma, index in self.groups], dim=0)
+        chunks = torch.split(z, self.group_sizes, dim=0)  # views; the backward is one cat
+        return torch.cat([sigma(chunk) for (sigma, _), chunk in zip(self.groups, chunks)], dim=0)
 
     def forward(self, x: torch.Tensor, trace: bool = False):
         """Logits (R, B, C) from x (R, B, D_in) per run or (B, D_in) shared; with ``trace=True`` also
-        ``{"fc": [h_0..h_{L−1}], "norm": [...], "act": [...]}``, lists of (R, B, d) tensors."""
+        ``{"fc": [h_0..h_{L−1}], "norm": [...], "act": [...]}``, lists of (R, B, d) tensors (views of the
+        feature-major activations, module docstring)."""
         if x.dim() not in (2, 3) or x.shape[-1] != self.config.in_features:
             raise ValueError(
                 f"input must be (B, {self.config.in_features}) or (R, B, {self.config.in_features}), "
@@ -249,16 +291,20 @@ class StackedBNMLP(nn.Module):
             )
         if x.dim() == 3 and x.shape[0] != self.n_runs:
             raise ValueError(f"per-run input has {x.shape[0]} runs, the stack has {self.n_runs}")
+        xt = x.mT if x.dim() == 3 else x.T.expand(self.n_runs, *x.T.shape)  # (R, D_in, B), a view
         records: dict[str, list[torch.Tensor]] = {"fc": [], "norm": [], "act": []}
         for layer in range(self.config.depth):
-            h = self.fc[layer](x)
+            h = self.fc[layer](xt)
             z = self.norm[layer](h)
-            x = self._activate(z, layer)
+            xt = self._activate(z, layer)
             if trace:
-                records["fc"].append(h)
-                records["norm"].append(z)
-                records["act"].append(x)
-        logits = self.fc[-1](x)
+                records["fc"].append(h.mT)
+                records["norm"].append(z.mT)
+                records["act"].append(xt.mT)
+        logits = self.fc[-1](xt)  # (R, C, B)
+        if self.logit_mask is not None:
+            logits = logits + self.logit_mask
+        logits = logits.mT
         return (logits, records) if trace else logits
 
     def weights(self) -> list[torch.Tensor]:

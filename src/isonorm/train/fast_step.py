@@ -26,8 +26,10 @@ WARMUP_STEPS = 3  # side-stream warm-up iterations before capture (torch CUDA-gr
 
 
 class StackedSGDStep:
-    """One SGD step of ``model`` on device-resident data ``x`` (N, D), ``y`` (N,) for index batches (R, B).
+    """One SGD step of ``model`` on device-resident data for index batches (R, B).
 
+    Data: ``x`` (N, D), ``y`` (N,) shared by all runs; or one data set per group of runs, ``x`` (K, N, D),
+    ``y`` (K, N) with ``run_data`` (R,) naming each run's data set (say CIFAR-10 and CIFAR-100 in one stack).
     ``model(inputs)`` maps (R, B, D) to logits (R, B, C). ``cuda_graph``: None = capture when ``x`` is on
     CUDA, True = require CUDA, False = always eager. Call :meth:`reset` at an epoch's start; after the steps,
     :attr:`loss_sum` (R,) float64 holds Σ over batches of each run's mean loss and :attr:`correct` (R,) the
@@ -44,15 +46,21 @@ class StackedSGDStep:
         batch_size: int,
         lr: float,
         cuda_graph: bool | None = None,
+        run_data: torch.Tensor | None = None,
     ):
         if not lr > 0:
             raise ValueError(f"lr must be > 0, got {lr}")
-        if x.shape[0] != y.shape[0]:
-            raise ValueError(f"x and y hold {x.shape[0]} and {y.shape[0]} samples; they must match")
+        if x.shape[: y.dim()] != y.shape:
+            raise ValueError(f"x {tuple(x.shape)} and y {tuple(y.shape)} hold different numbers of samples")
+        if (x.dim() == 3) != (run_data is not None):
+            raise ValueError("per-data-set x (K, N, D) needs run_data (R,), and shared x (N, D) takes none")
+        if run_data is not None and (run_data.shape != (n_runs,) or int(run_data.max()) >= x.shape[0]):
+            raise ValueError(f"run_data must name one of the {x.shape[0]} data sets for each of the {n_runs} runs")
         if cuda_graph and x.device.type != "cuda":
             raise ValueError("cuda_graph=True needs the data on a CUDA device; pass cuda_graph=None or False")
         self.model, self.x, self.y = model, x, y
         self.n_runs, self.batch_size, self.lr = n_runs, batch_size, lr
+        self.run_data = None if run_data is None else run_data.to(x.device).view(-1, 1)
         self.params = [p for p in model.parameters() if p.requires_grad]
         device = x.device
         self.index = torch.zeros(n_runs, batch_size, dtype=torch.long, device=device)
@@ -65,10 +73,13 @@ class StackedSGDStep:
             self._capture()
 
     def _step(self, index: torch.Tensor) -> None:
-        inputs, targets = self.x[index], self.y[index]  # device-side gather: (R, B, D), (R, B)
-        logits = self.model(inputs)
-        per_sample = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
-        per_run = per_sample.view(self.n_runs, -1).mean(dim=1)
+        if self.run_data is None:  # device-side gather: (R, B, D), (R, B)
+            inputs, targets = self.x[index], self.y[index]
+        else:
+            inputs, targets = self.x[self.run_data, index], self.y[self.run_data, index]
+        logits = self.model(inputs)  # (R, B, C)
+        # classes on dim 1: free for a feature-major model (StackedBNMLP's logits are a view of (R, C, B))
+        per_run = F.cross_entropy(logits.mT, targets, reduction="none").mean(dim=1)
         grads = torch.autograd.grad(per_run.sum(), self.params)
         with torch.no_grad():
             torch._foreach_add_(self.params, grads, alpha=-self.lr)

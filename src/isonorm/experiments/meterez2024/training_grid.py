@@ -1,8 +1,11 @@
 """The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (spec C-Fig4, C.0 "Training script").
 
-One job trains every activation of one (data set, depth) as ONE natively stacked computation
-(:class:`StackedBNMLP` with per-run activations, :class:`StackedSGDStep`): torch BN with bias, orthogonal
-init, gain exponent 0.4, width 100, batch 100, plain SGD lr 0.001 (decisions C3, C4). Per epoch, as run.py:
+One job trains every activation of one depth and one data set — or one *stack* of data sets of equal
+train/test size and input shape, say ``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked
+computation (:class:`StackedBNMLP` with per-run activations and class counts, :class:`StackedSGDStep` with
+per-run data): a width-100 step is launch-bound on a GPU, so six runs cost what three do and stacking data
+sets halves the grid's cost. Torch BN with bias, orthogonal init, gain exponent 0.4, width 100, batch 100,
+plain SGD lr 0.001 (decisions C3, C4). Per epoch, as run.py:
 the running train loss/accuracy (train mode), a full test pass in eval mode (BN running statistics), then
 ``get_measurements`` on the fixed measurement batch — one forward+backward in train mode, which also updates
 the BN running statistics (C15 faithful; ``measure_on_copy`` measures a deep copy instead). Epoch 0 is
@@ -10,7 +13,8 @@ evaluated on train and test in eval mode. A run whose epoch loss is non-finite s
 exits on NaN): its later rows are absent and a ``stopped`` row records the epoch.
 
 Run r depends only on (data set, depth, activation): its init and batch orders are seeded from those, so a
-stack of three activations gives the numbers of three separate trainings (tests/test_meterez2024_training.py).
+stack gives the numbers of separate trainings (tests/test_meterez2024_training.py). With ``epoch_caps``
+(budget preset) a stack trains to its members' largest cap and records each run up to its own.
 
 Output: one tidy long frame, columns ``dataset, depth, activation, epoch, layer, metric, value``; epoch-level
 metrics (train_loss, train_acc, test_loss, test_acc, stopped) have ``layer = -1``; per-layer metrics
@@ -45,6 +49,7 @@ log = logging.getLogger(__name__)
 EXPERIMENT = "meterez2024/training"
 EPOCH_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 LAYER_METRICS = ("weight_isogap", "fc_isogap", "norm_isogap", "act_isogap", "grad_fro_norm")
+STACK_SEPARATOR = "+"  # job names of stacked data sets, e.g. cifar10+cifar100 (rules/common.smk)
 COLUMNS = ["dataset", "depth", "activation", "epoch", "layer", "metric", "value"]
 REQUIRED = ("width", "batch_size", "lr", "epochs", "activations", "gain_exponent", "norm", "bias", "init",
             "transform", "measure_epochs", "checkpoint_every", "eval_batch_size", "measure_on_copy", "cuda_graph")
@@ -88,64 +93,94 @@ def measurement_index(n: int, batch_size: int, dataset: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Eval-mode mean loss and accuracy per run over (x, y) (running-stat BN, so the batching is immaterial)."""
+def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: int,
+             run_data: torch.Tensor | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Eval-mode mean loss and accuracy per run over (x, y) (running-stat BN, so the batching is immaterial):
+    ``x`` (N, D), ``y`` (N,) shared, or (K, N, D), (K, N) with ``run_data`` (R,) naming each run's data set."""
     was_training = model.training
     model.eval()
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     correct = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
-    for start in range(0, x.shape[0], batch_size):
-        xb, yb = x[start:start + batch_size], y[start:start + batch_size]
-        logits = model(xb)  # shared input: (R, b, C)
-        targets = yb.expand(model.n_runs, -1)
-        loss += F.cross_entropy(logits.transpose(1, 2), targets, reduction="none").sum(dim=1).double()
+    n = x.shape[-2]
+    for start in range(0, n, batch_size):
+        if run_data is None:
+            xb, targets = x[start:start + batch_size], y[start:start + batch_size].expand(model.n_runs, -1)
+        else:  # (R, b, D) and (R, b): each run reads its own data set
+            xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]
+        logits = model(xb)  # (R, b, C)
+        loss += F.cross_entropy(logits.mT, targets, reduction="none").sum(dim=1).double()
         correct += (logits.argmax(dim=-1) == targets).sum(dim=1).double()
     model.train(was_training)
-    return (loss / x.shape[0]).cpu().numpy(), (correct / x.shape[0]).cpu().numpy()
+    return (loss / n).cpu().numpy(), (correct / n).cpu().numpy()
 
 
 def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool) -> dict[str, np.ndarray]:
-    """``get_measurements``: one train-mode forward+backward on the measurement batch (updates BN running
-    statistics, C15). With ``record``, returns per metric an (R, L+1) array (NaN where a metric has no
-    value: the output isometry gaps at ℓ = L); without, only the side effect happens (no eigenvalues)."""
+    """``get_measurements``: one train-mode forward+backward on the measurement batch, ``x`` (B, D) and ``y``
+    (B,) shared or (R, B, D) and (R, B) per run (updates BN running statistics, C15). With ``record``,
+    returns per metric an (R, L+1) array (NaN where a metric has no value: the output isometry gaps at
+    ℓ = L); without, only the side effect happens (no eigenvalues). φ(W_L) is taken on each run's own
+    classes (a stack pads fc_L)."""
     model.train()
     if not record:
         with torch.no_grad():
             model(x)
         return {}
     logits, trace = model(x, trace=True)
-    targets = y.expand(model.n_runs, -1)
-    per_run = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none").mean(dim=1)
+    targets = y if y.dim() == 2 else y.expand(model.n_runs, -1)
+    per_run = F.cross_entropy(logits.mT, targets, reduction="none").mean(dim=1)
     weights = model.weights()
     grads = torch.autograd.grad(per_run.sum(), weights)
     depth, runs = model.config.depth, model.n_runs
     out = {name: np.full((runs, depth + 1), np.nan) for name in LAYER_METRICS}
     with torch.no_grad():
         out["grad_fro_norm"] = torch.stack([g.flatten(1).norm(dim=1) for g in grads], dim=1).double().cpu().numpy()
-        out["weight_isogap"] = torch.stack([weight_isometry_gap(w.detach()) for w in weights], dim=1).cpu().numpy()
+        gaps = [weight_isometry_gap(w.detach()) for w in weights[:-1]]
+        gaps.append(torch.stack([weight_isometry_gap(model.run_weight(depth, r).detach()) for r in range(runs)]))
+        out["weight_isogap"] = torch.stack(gaps, dim=1).cpu().numpy()
         for kind in ("fc", "norm", "act"):
             gaps = [isometry_gap(gram(h.detach().double())) for h in trace[kind]]  # each (R,)
             out[f"{kind}_isogap"][:, :depth] = torch.stack(gaps, dim=1).cpu().numpy()
     return out
 
 
-def _epoch_rows(dataset: str, depth: int, acts: Sequence[str], epoch: int, values: Mapping[str, np.ndarray],
+def _epoch_rows(runs: Sequence[tuple[str, str]], depth: int, epoch: int, values: Mapping[str, np.ndarray],
                 alive: np.ndarray) -> pd.DataFrame:
     rows = [(dataset, depth, act, epoch, -1, name, float(values[name][r]))
-            for name in EPOCH_METRICS for r, act in enumerate(acts) if alive[r]]
+            for name in EPOCH_METRICS for r, (dataset, act) in enumerate(runs) if alive[r]]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _layer_rows(dataset: str, depth: int, acts: Sequence[str], epoch: int, values: Mapping[str, np.ndarray],
+def _layer_rows(runs: Sequence[tuple[str, str]], depth: int, epoch: int, values: Mapping[str, np.ndarray],
                 alive: np.ndarray) -> pd.DataFrame:
     frames = []
     layers = np.arange(depth + 1)
     for name, array in values.items():
-        for r, act in enumerate(acts):
+        for r, (dataset, act) in enumerate(runs):
             if alive[r]:
                 frames.append(pd.DataFrame({"dataset": dataset, "depth": depth, "activation": act, "epoch": epoch,
                                             "layer": layers, "metric": name, "value": array[r]}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+
+
+def stack_members(stack: str) -> list[str]:
+    """The data sets of a job name: ``"cifar10+cifar100"`` → [cifar10, cifar100]; one name → [name]."""
+    members = stack.split(STACK_SEPARATOR)
+    if len(set(members)) != len(members) or not all(members):
+        raise ValueError(f"training stack {stack!r} must name distinct data sets joined by {STACK_SEPARATOR!r}")
+    return members
+
+
+def _stack_data(members: Sequence[str], data_root: str, split: str, transform: str, device: torch.device):
+    """One split of every member, stacked to x (K, N, D), y (K, N); members must agree on N and D."""
+    loaded = [load_split(name, data_root, split, transform=transform, flatten=True, device=device) for name in members]
+    shapes = {name: tuple(part.x.shape) for name, part in zip(members, loaded)}
+    if len(set(shapes.values())) > 1:
+        raise ValueError(
+            f"meterez2024 training stack {'+'.join(members)}: the {split} splits differ in size or input shape "
+            f"{shapes}; stack only data sets of equal shape (config meterez2024: training: stacks:), or train "
+            "them alone by removing the stack"
+        )
+    return torch.stack([part.x for part in loaded]), torch.stack([part.y for part in loaded])
 
 
 def train_grid_job(
@@ -158,30 +193,37 @@ def train_grid_job(
     depth: int,
     activations: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Train all ``cfg["activations"]`` (or ``activations``) of (``dataset``, ``depth``) stacked; tidy frame
-    as the module docstring says. ``checkpoint``: resumable checkpoint file (every ``checkpoint_every``
-    epochs, spec C.0 "saved every 10 epochs")."""
+    """Train all ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a stack
+    ``"a+b"`` — at ``depth``, stacked; tidy frame as the module docstring says. ``checkpoint``: resumable
+    checkpoint file (every ``checkpoint_every`` epochs, spec C.0 "saved every 10 epochs")."""
     _require(cfg)
+    members = stack_members(dataset)
     acts = list(activations if activations is not None else cfg["activations"])
+    runs = [(name, act) for act in acts for name in members]  # grouped by activation (StackedBNMLP)
+    run_data = torch.tensor([members.index(name) for name, _ in runs])
     target = resolve_device(device)
-    train = load_split(dataset, data_root, "train", transform=cfg["transform"], flatten=True, device=target)
-    test = load_split(dataset, data_root, "test", transform=cfg["transform"], flatten=True, device=target)
-    classes = dataset_spec(dataset).num_classes
-    config = model_config(cfg, train.x.shape[1], classes, depth)
-    model = StackedBNMLP(config, run_generators(dataset, depth, acts), activations=acts).to(target)
-    batch, n_train = int(cfg["batch_size"]), train.x.shape[0]
-    epochs = epochs_for(cfg, dataset, depth)
+    train_x, train_y = _stack_data(members, data_root, "train", cfg["transform"], target)
+    test_x, test_y = _stack_data(members, data_root, "test", cfg["transform"], target)
+    classes = [dataset_spec(name).num_classes for name, _ in runs]
+    config = model_config(cfg, train_x.shape[-1], max(classes), depth)
+    generators = [run_generators(name, depth, [act])[0] for name, act in runs]
+    model = StackedBNMLP(config, generators, activations=[act for _, act in runs], classes=classes).to(target)
+    run_data = run_data.to(target)
+    batch, n_train = int(cfg["batch_size"]), train_x.shape[1]
+    run_epochs = np.array([epochs_for(cfg, name, depth) for name, _ in runs])
+    epochs = int(run_epochs.max())
     measure_epochs = {int(e) for e in cfg["measure_epochs"]}
-    m_index = measurement_index(n_train, batch, dataset).to(target)
-    m_x, m_y = train.x[m_index], train.y[m_index]
+    m_index = torch.stack([measurement_index(n_train, batch, name) for name, _ in runs]).to(target)
+    m_x, m_y = train_x[run_data.view(-1, 1), m_index], train_y[run_data.view(-1, 1), m_index]
     cuda_graph = {"auto": None, True: True, False: False}[cfg["cuda_graph"]]
+    eval_batch = int(cfg["eval_batch_size"])
 
-    fingerprint = {"dataset": dataset, "depth": depth, "activations": acts, "n_train": n_train,
-                   "batch_size": batch, "lr": float(cfg["lr"]), "config": repr(config),
+    fingerprint = {"datasets": members, "depth": depth, "activations": acts, "n_train": n_train,
+                   "batch_size": batch, "lr": float(cfg["lr"]), "config": repr(config), "classes": classes,
                    "measure_on_copy": bool(cfg["measure_on_copy"])}
     path = Path(checkpoint) if checkpoint else None
     frames: list[pd.DataFrame] = []
-    alive = np.ones(len(acts), dtype=bool)
+    alive = np.ones(len(runs), dtype=bool)
     done = 0
     if path is not None and path.exists():
         payload = load_checkpoint(path, fingerprint, target)
@@ -190,21 +232,23 @@ def train_grid_job(
         frames = [pd.DataFrame(payload["rows"], columns=COLUMNS)]
         log.info("%s d=%d: resuming after epoch %d from %s", dataset, depth, done, path)
     else:
-        train_loss, train_acc = evaluate(model, train.x, train.y, int(cfg["eval_batch_size"]))
-        test_loss, test_acc = evaluate(model, test.x, test.y, int(cfg["eval_batch_size"]))
+        train_loss, train_acc = evaluate(model, train_x, train_y, eval_batch, run_data)
+        test_loss, test_acc = evaluate(model, test_x, test_y, eval_batch, run_data)
         values = {"train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc}
-        frames.append(_epoch_rows(dataset, depth, acts, 0, values, alive))
+        frames.append(_epoch_rows(runs, depth, 0, values, alive))
         if 0 in measure_epochs:  # a measurement at init, recorded only when asked (run.py has none)
             measured = measure(copy.deepcopy(model), m_x, m_y, record=True)
-            frames.append(_layer_rows(dataset, depth, acts, 0, measured, alive))
+            frames.append(_layer_rows(runs, depth, 0, measured, alive))
 
-    step = StackedSGDStep(model, train.x, train.y, len(acts), batch, float(cfg["lr"]), cuda_graph=cuda_graph)
+    step = StackedSGDStep(model, train_x, train_y, len(runs), batch, float(cfg["lr"]), cuda_graph=cuda_graph,
+                          run_data=run_data)
     for epoch in range(done + 1, epochs + 1):
         started = time.perf_counter()
         model.train()
         step.reset()
-        # run.py reshuffles every epoch; each activation's order is its own (stacked = alone)
-        order = epoch_permutations(n_train, acts, EXPERIMENT, f"{dataset}-d{depth}", epoch).to(target)
+        # run.py reshuffles every epoch; each (data set, activation) has its own order (stacked = alone)
+        order = torch.cat([epoch_permutations(n_train, [act], EXPERIMENT, f"{name}-d{depth}", epoch)
+                           for name, act in runs]).to(target)
         n_batches = 0
         for start in range(0, n_train, batch):
             step(order[:, start:start + batch])
@@ -212,18 +256,20 @@ def train_grid_job(
         train_loss = (step.loss_sum / n_batches).cpu().numpy()
         train_acc = (step.correct.double() / n_train).cpu().numpy()
         stopped = alive & ~np.isfinite(train_loss)
-        for r in np.flatnonzero(stopped):
-            log.warning("%s d=%d %s: non-finite loss in epoch %d; run stopped", dataset, depth, acts[r], epoch)
-            frames.append(pd.DataFrame([(dataset, depth, acts[r], epoch, -1, "stopped", float(epoch))], columns=COLUMNS))
+        for r in np.flatnonzero(stopped & (epoch <= run_epochs)):
+            name, act = runs[r]
+            log.warning("%s d=%d %s: non-finite loss in epoch %d; run stopped", name, depth, act, epoch)
+            frames.append(pd.DataFrame([(name, depth, act, epoch, -1, "stopped", float(epoch))], columns=COLUMNS))
         alive &= ~stopped
-        test_loss, test_acc = evaluate(model, test.x, test.y, int(cfg["eval_batch_size"]))
+        recorded = alive & (epoch <= run_epochs)  # a capped run trains on in the stack, unrecorded
+        test_loss, test_acc = evaluate(model, test_x, test_y, eval_batch, run_data)
         values = {"train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc}
-        frames.append(_epoch_rows(dataset, depth, acts, epoch, values, alive))
+        frames.append(_epoch_rows(runs, depth, epoch, values, recorded))
         record = epoch in measure_epochs
         target_model = copy.deepcopy(model) if cfg["measure_on_copy"] else model
         measured = measure(target_model, m_x, m_y, record=record)
         if record:
-            frames.append(_layer_rows(dataset, depth, acts, epoch, measured, alive))
+            frames.append(_layer_rows(runs, depth, epoch, measured, recorded))
         log.info("%s d=%d epoch %d/%d: train acc %s, %.1f s", dataset, depth, epoch, epochs,
                  np.round(train_acc, 4).tolist(), time.perf_counter() - started)
         if path is not None and (epoch % int(cfg["checkpoint_every"]) == 0 or epoch == epochs):
@@ -236,4 +282,4 @@ def train_grid_job(
     return frame[COLUMNS]
 
 
-__all__ = ["train_grid_job", "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]
+__all__ = ["train_grid_job", "stack_members", "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]

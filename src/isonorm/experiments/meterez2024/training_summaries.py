@@ -15,7 +15,7 @@ import pandas as pd
 
 from ...results import read_all_results
 
-RESULT_KEY = "training"  # results entry: every (data set, depth) job's Parquet file
+RESULT_KEY = "training"  # results entry: every (data-set stack, depth) job's Parquet file
 ITEM_DATASET = {"fig4": "cifar10", "figg1": "mnist", "figg2": "fashionmnist", "figg3": "cifar100",
                 "figg4": "cifar10"}  # spec C-Fig4, C-FigG1..G4
 SHAPED = ("sin", "tanh")

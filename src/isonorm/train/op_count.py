@@ -1,0 +1,37 @@
+"""Counting the ATen operators a piece of work dispatches: a device-independent proxy for kernel launches.
+
+A width-100, batch-100 step of a 1000-layer network is bound by kernel launches on a GPU (issue meterez2024,
+"Speed"), so the number of operators one training step runs is what the engine must keep small, and it can be
+counted on any device. :class:`OpCounter` sits below autograd (``TorchDispatchMode``), so it sees the forward,
+the backward and the update; views, allocations and profiler bookkeeping launch nothing and are not counted.
+Used by ``benchmarks/meterez_engine.py`` and by a test that keeps the stacked step's count in check.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+NO_WORK = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach", "alias", "lift_fresh",
+    "_record_function_enter_new", "_record_function_exit",
+})
+
+
+class OpCounter(TorchDispatchMode):
+    """``with OpCounter() as counter: ...`` then ``counter.counts`` (operator name → calls), ``counter.total``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: collections.Counter[str] = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if not func.is_view and name not in NO_WORK:
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
