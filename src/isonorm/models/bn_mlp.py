@@ -4,7 +4,8 @@ Every parameter carries a leading run dimension R, so R networks run as batched 
 without ``vmap``: a width-100 step of a 1000-layer network is launch-bound, and one stack of R runs costs
 about as many kernel launches as one run (issue: "stack the runs that share a depth into one batched
 computation"). Runs may use different activations (``activations=``): runs of equal activation form
-contiguous slices, so one stack trains sin, tanh and identity of one (data set, depth) together.
+contiguous slices, so one stack trains sin, tanh and identity of one depth together (and, with ``classes``, of
+two data sets at once).
 
 Inside, activations are feature-major, hᵀ of shape (R, d, B): then fc is ``baddbmm(b, W, xᵀ)`` and the R·d
 BatchNorm channels of a layer are contiguous rows of B samples, so torch BN of all runs is ONE native
