@@ -120,9 +120,9 @@ def draw_run_weights(
     return layers
 
 
-def _pad_rows(tensor: torch.Tensor, rows: int, pad: bool) -> torch.Tensor:
-    """``tensor`` (out, ...) with zero rows appended up to ``rows`` when ``pad`` (a stack's fc_L)."""
-    if not pad or tensor.shape[0] == rows:
+def _pad_rows(tensor: torch.Tensor, rows: int) -> torch.Tensor:
+    """``tensor`` (out, ...) with zero rows appended up to ``rows`` (a stack's fc_L)."""
+    if tensor.shape[0] == rows:
         return tensor
     return torch.cat([tensor, tensor.new_zeros(rows - tensor.shape[0], *tensor.shape[1:])])
 
@@ -253,11 +253,14 @@ class StackedBNMLP(nn.Module):
         self.gains = config.gains()
         runs = [draw_run_weights(replace(config, out_features=c), g, a)
                 for g, a, c in zip(generators, self.activations, self.classes)]
+        width_out = config.out_features
+        for run in runs:  # fc_L of a run with fewer classes: zero rows up to config.out_features
+            weight, bias = run[-1]
+            run[-1] = (_pad_rows(weight, width_out), None if bias is None else _pad_rows(bias, width_out))
         self.fc = nn.ModuleList(
             StackedLinear(
-                torch.stack([_pad_rows(run[layer][0], config.out_features, layer == config.depth) for run in runs]),
-                torch.stack([_pad_rows(run[layer][1], config.out_features, layer == config.depth) for run in runs])
-                if config.bias else None,
+                torch.stack([run[layer][0] for run in runs]),
+                torch.stack([run[layer][1] for run in runs]) if config.bias else None,
             )
             for layer in range(config.depth + 1)
         )

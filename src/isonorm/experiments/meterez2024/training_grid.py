@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import math
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -82,9 +81,9 @@ def model_config(cfg: Config, in_features: int, classes: int, depth: int) -> BNM
     )
 
 
-def run_generators(dataset: str, depth: int, activations: Sequence[str]) -> list[torch.Generator]:
-    """Init generators: run r depends on (data set, depth, activation) only (C13: seeds from the config)."""
-    return [generator(EXPERIMENT, dataset, depth, act, "init") for act in activations]
+def run_generator(dataset: str, depth: int, activation: str) -> torch.Generator:
+    """A run's init generator: it depends on (data set, depth, activation) only (C13: seeds from the config)."""
+    return generator(EXPERIMENT, dataset, depth, activation, "init")
 
 
 def measurement_index(n: int, batch_size: int, dataset: str) -> torch.Tensor:
@@ -94,19 +93,16 @@ def measurement_index(n: int, batch_size: int, dataset: str) -> torch.Tensor:
 
 @torch.no_grad()
 def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: int,
-             run_data: torch.Tensor | None = None) -> tuple[np.ndarray, np.ndarray]:
+             run_data: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Eval-mode mean loss and accuracy per run over (x, y) (running-stat BN, so the batching is immaterial):
-    ``x`` (N, D), ``y`` (N,) shared, or (K, N, D), (K, N) with ``run_data`` (R,) naming each run's data set."""
+    ``x`` (K, N, D), ``y`` (K, N) for K data sets, ``run_data`` (R,) naming each run's data set."""
     was_training = model.training
     model.eval()
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     correct = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
-    n = x.shape[-2]
+    n = x.shape[1]
     for start in range(0, n, batch_size):
-        if run_data is None:
-            xb, targets = x[start:start + batch_size], y[start:start + batch_size].expand(model.n_runs, -1)
-        else:  # (R, b, D) and (R, b): each run reads its own data set
-            xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]
+        xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]  # per run
         logits = model(xb)  # (R, b, C)
         loss += F.cross_entropy(logits.mT, targets, reduction="none").sum(dim=1).double()
         correct += (logits.argmax(dim=-1) == targets).sum(dim=1).double()
@@ -115,8 +111,8 @@ def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: 
 
 
 def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool) -> dict[str, np.ndarray]:
-    """``get_measurements``: one train-mode forward+backward on the measurement batch, ``x`` (B, D) and ``y``
-    (B,) shared or (R, B, D) and (R, B) per run (updates BN running statistics, C15). With ``record``,
+    """``get_measurements``: one train-mode forward+backward on each run's measurement batch, ``x`` (R, B, D)
+    and ``y`` (R, B) (updates BN running statistics, C15). With ``record``,
     returns per metric an (R, L+1) array (NaN where a metric has no value: the output isometry gaps at
     ℓ = L); without, only the side effect happens (no eigenvalues). φ(W_L) is taken on each run's own
     classes (a stack pads fc_L)."""
@@ -126,8 +122,7 @@ def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool)
             model(x)
         return {}
     logits, trace = model(x, trace=True)
-    targets = y if y.dim() == 2 else y.expand(model.n_runs, -1)
-    per_run = F.cross_entropy(logits.mT, targets, reduction="none").mean(dim=1)
+    per_run = F.cross_entropy(logits.mT, y, reduction="none").mean(dim=1)
     weights = model.weights()
     grads = torch.autograd.grad(per_run.sum(), weights)
     depth, runs = model.config.depth, model.n_runs
@@ -206,7 +201,7 @@ def train_grid_job(
     test_x, test_y = _stack_data(members, data_root, "test", cfg["transform"], target)
     classes = [dataset_spec(name).num_classes for name, _ in runs]
     config = model_config(cfg, train_x.shape[-1], max(classes), depth)
-    generators = [run_generators(name, depth, [act])[0] for name, act in runs]
+    generators = [run_generator(name, depth, act) for name, act in runs]
     model = StackedBNMLP(config, generators, activations=[act for _, act in runs], classes=classes).to(target)
     run_data = run_data.to(target)
     batch, n_train = int(cfg["batch_size"]), train_x.shape[1]
@@ -219,7 +214,7 @@ def train_grid_job(
     eval_batch = int(cfg["eval_batch_size"])
 
     fingerprint = {"datasets": members, "depth": depth, "activations": acts, "n_train": n_train,
-                   "batch_size": batch, "lr": float(cfg["lr"]), "config": repr(config), "classes": classes,
+                   "batch_size": batch, "lr": float(cfg["lr"]), "config": repr(config),
                    "measure_on_copy": bool(cfg["measure_on_copy"])}
     path = Path(checkpoint) if checkpoint else None
     frames: list[pd.DataFrame] = []
@@ -282,4 +277,5 @@ def train_grid_job(
     return frame[COLUMNS]
 
 
-__all__ = ["train_grid_job", "stack_members", "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]
+__all__ = ["train_grid_job", "stack_members", "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS",
+           "LAYER_METRICS"]
