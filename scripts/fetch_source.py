@@ -1,4 +1,4 @@
-"""Rule entry point of every data-stage rule: fetch, stage or build one named input (rules/data.smk)."""
+"""Rule entry point of both fetch rules (fetch_data, fetch_checkpoint): fetch one named input (rules/data.smk)."""
 
 from isonorm.workflow import fetch_source, logged_job
 

@@ -24,9 +24,6 @@ from huggingface_hub.errors import (
 from isonorm.checkpoints import (
     CHECKPOINTS,
     CorruptCheckpointError,
-    GatedRepoAccessError,
-    HubNotFoundError,
-    HubUnreachableError,
     MissingCheckpointFilesError,
     checkpoint_record,
     fetch_checkpoint,
@@ -34,6 +31,7 @@ from isonorm.checkpoints import (
     load_checkpoint_tokenizer,
 )
 from isonorm.checkpoints.validate import check_safetensors
+from isonorm.sources import GatedRepoAccessError, HubNotFoundError, HubUnreachableError
 
 SPEC = CHECKPOINTS["gpt2"]
 
@@ -60,24 +58,33 @@ def hub_error(cls, status: int = 404, message: str = "simulated"):
     return cls(message, response=response)
 
 
+def failing_hub(monkeypatch, error) -> list[int]:
+    """Replace snapshot_download by one raising ``error()``; returns the list its attempts are counted in."""
+    attempts: list[int] = []
+
+    def snapshot_download(*args, **kwargs):
+        attempts.append(1)
+        raise error()
+
+    monkeypatch.setattr("huggingface_hub.snapshot_download", snapshot_download)
+    return attempts
+
+
 # ---- registry ---------------------------------------------------------------------------------------------
 
 def test_gpt2_is_pinned_to_a_commit_and_allow_lists_safetensors_only():
     assert SPEC.repo == "openai-community/gpt2"
     assert len(SPEC.revision) == 40 and int(SPEC.revision, 16) >= 0  # a full commit sha, never a branch
     assert "model.safetensors" in SPEC.files and not any(f.endswith((".bin", ".h5", ".msgpack")) for f in SPEC.files)
-    assert SPEC.model_class == "GPT2Model"  # spec D-FigB5: no LM head
+    assert SPEC.model_class == "GPT2Model"  # D-FigB5: no LM head
 
 
-def test_unknown_checkpoint_and_source_are_rejected(tmp_path):
-    with pytest.raises(ValueError, match="unknown checkpoint"):
-        fetch_checkpoint("gpt5", tmp_path, source="tiny")
-    with pytest.raises(ValueError, match="unknown checkpoint source"):
-        fetch_checkpoint("gpt2", tmp_path, source="ftp")
-    with pytest.raises(ValueError, match="`path` is required"):
-        fetch_checkpoint("gpt2", tmp_path, source="local")
-    with pytest.raises(ValueError, match="unknown option"):
+def test_tiny_sizes_are_options_of_the_tiny_source_only(tmp_path):
+    """(Unknown names and sources, `path`: tests/test_sources.py, for every kind.)"""
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['n_layers'\]; known: .*'n_layer'"):
         fetch_checkpoint("gpt2", tmp_path, source="tiny", n_layers=3)
+    with pytest.raises(ValueError, match=r"\['n_layer'\] size only the `tiny` source"):
+        fetch_checkpoint("gpt2", tmp_path, source="huggingface", n_layer=3)
 
 
 # ---- tiny -------------------------------------------------------------------------------------------------
@@ -180,13 +187,7 @@ def test_huggingface_retries_a_transient_error(tmp_path, tiny_dir, monkeypatch):
      ["gated", "https://huggingface.co/openai-community/gpt2", "HF_TOKEN"]),
 ])
 def test_hub_refusals_fail_at_once_with_the_fix(tmp_path, monkeypatch, error, expected, words):
-    attempts = []
-
-    def refuse(*args, **kwargs):
-        attempts.append(1)
-        raise error()
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", refuse)
+    attempts = failing_hub(monkeypatch, error)
     with pytest.raises(expected) as caught:
         fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=3, backoff_s=0)
     assert len(attempts) == 1  # not retried: waiting cannot fix it
@@ -201,13 +202,7 @@ def test_hub_refusals_fail_at_once_with_the_fix(tmp_path, monkeypatch, error, ex
     lambda: hub_error(HfHubHTTPError, 503),  # a server outage
 ])
 def test_an_unreachable_hub_names_the_offline_ways(tmp_path, monkeypatch, error):
-    attempts = []
-
-    def offline(*args, **kwargs):
-        attempts.append(1)
-        raise error()
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", offline)
+    attempts = failing_hub(monkeypatch, error)
     with pytest.raises(HubUnreachableError) as caught:
         fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=2, backoff_s=0)
     assert len(attempts) == 3

@@ -16,21 +16,13 @@ import httpx2
 import pytest
 from huggingface_hub.errors import GatedRepoError
 
-from isonorm.checkpoints import (
-    CHECKPOINTS,
-    CheckpointError,
-    CorruptCheckpointError,
-    GatedRepoAccessError,
-    MissingCheckpointFilesError,
-    checkpoint_record,
-    fetch_checkpoint,
-    load_checkpoint_model,
-    load_checkpoint_tokenizer,
-)
+from isonorm.checkpoints import (CHECKPOINTS, CheckpointError, CorruptCheckpointError, MissingCheckpointFilesError,
+                                 checkpoint_record, fetch_checkpoint, load_checkpoint_model, load_checkpoint_tokenizer)
 from isonorm.checkpoints.registry import INDEX
 from isonorm.checkpoints.shards import check_shards, read_index, select_shards
 from isonorm.checkpoints.streamed import TensorIndex, model_type
 from isonorm.checkpoints.tiny import TINY_FAMILIES, tiny_model_class
+from isonorm.sources import GatedRepoAccessError
 
 LAYER_1 = ["model.layers.1.*"]
 

@@ -17,7 +17,6 @@ import pytest
 import torch
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
 
-from isonorm.checkpoints import HubNotFoundError, HubUnreachableError
 from isonorm.data.corpora import (
     CORPORA,
     EOS,
@@ -33,6 +32,7 @@ from isonorm.data.corpora import (
     synthetic_lines,
     tail_window,
 )
+from isonorm.sources import HubNotFoundError, HubUnreachableError
 
 WIKITEXT2 = CORPORA["wikitext2"]
 HUB_LINES = {  # rows as the Hub files hold them: each line with its newline, empty lines as ""
@@ -143,12 +143,7 @@ def test_fetch_synthetic_writes_splits_and_marker_and_is_idempotent(tmp_path):
 
 
 def test_bad_requests_fail_with_clear_messages(tmp_path):
-    with pytest.raises(ValueError, match="unknown corpus"):
-        fetch_corpus("ptb", tmp_path, "synthetic")
-    with pytest.raises(ValueError, match="unknown corpus source"):
-        fetch_corpus("wikitext2", tmp_path, "torchvision")
-    with pytest.raises(ValueError, match="`path` is required"):
-        fetch_corpus("wikitext2", tmp_path, "local")
+    """(Unknown names and sources, `path`: tests/test_sources.py, for every kind.)"""
     with pytest.raises(ValueError, match="unknown synthetic corpus settings"):
         fetch_corpus("wikitext2", tmp_path, "synthetic", synthetic={"vocab": 3})
     with pytest.raises(FileNotFoundError, match="fetch_corpus"):

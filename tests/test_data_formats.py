@@ -37,12 +37,17 @@ def dump_original(path: Path, entry: dict) -> None:
     path.write_bytes(buffer.getvalue())
 
 
-def write_cifar_original(folder: Path, name: str, sizes: dict[str, int], seed: int = 0, py2: bool = True) -> dict:
-    """Write a tiny CIFAR-10/100 in torchvision's layout; returns {file: (data (N, 3072), labels)}."""
+def original_layout(folder: Path, name: str, seed: int):
+    """The registry entry of ``name``, a seeded generator and the (new) layout folder under ``folder``."""
     spec = dataset_spec(name)
-    rng = np.random.default_rng(seed)
     layout = folder / spec.layout
     layout.mkdir(parents=True)
+    return spec, np.random.default_rng(seed), layout
+
+
+def write_cifar_original(folder: Path, name: str, sizes: dict[str, int], seed: int = 0, py2: bool = True) -> dict:
+    """Write a tiny CIFAR-10/100 in torchvision's layout; returns {file: (data (N, 3072), labels)}."""
+    spec, rng, layout = original_layout(folder, name, seed)
     written = {}
     for split in ("train", "test"):
         for file in spec.split_files[split]:
@@ -70,10 +75,7 @@ def idx_bytes(array: np.ndarray) -> bytes:
 
 
 def write_mnist_original(folder: Path, name: str, sizes: dict[str, int], gz: bool, seed: int = 0) -> dict:
-    spec = dataset_spec(name)
-    rng = np.random.default_rng(seed)
-    layout = folder / spec.layout
-    layout.mkdir(parents=True)
+    spec, rng, layout = original_layout(folder, name, seed)
     written = {}
     for split in ("train", "test"):
         images = rng.integers(0, 256, (sizes[split], 28, 28), dtype=np.uint8)

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
 
-from isonorm.checkpoints import HubNotFoundError, HubUnreachableError
 from isonorm.data.instructions import (
     INSTRUCTION_SETS,
     describe_instructions,
@@ -24,6 +23,7 @@ from isonorm.data.instructions import (
     read_instructions,
     synthetic_examples,
 )
+from isonorm.sources import HubNotFoundError, HubUnreachableError
 
 ALPACA = INSTRUCTION_SETS["alpaca"]
 ROWS = [{"instruction": f"Task {i}.", "input": "" if i % 2 else f"context {i}", "output": f"Answer {i}."}
@@ -98,26 +98,12 @@ def test_a_missing_repository_or_an_offline_hub_fail_clearly(tmp_path, fake_hub)
     assert not (tmp_path / "alpaca" / ".ready").exists()
 
 
-def test_too_few_rows_and_bad_arguments_are_rejected(tmp_path, fake_hub):
+def test_too_few_rows_and_a_bad_size_are_rejected(tmp_path, fake_hub):
+    """(Unknown names and sources, `path`, complete folders: tests/test_sources.py, for every kind.)"""
     with pytest.raises(ValueError, match="lower `n_examples`"):
         fetch_instructions("alpaca", tmp_path, source="huggingface", n_examples=13)
-    with pytest.raises(ValueError, match="unknown instruction set"):
-        fetch_instructions("dolly", tmp_path, source="synthetic")
-    with pytest.raises(ValueError, match="unknown instruction source"):
-        fetch_instructions("alpaca", tmp_path, source="datasets")
-    with pytest.raises(ValueError, match="`path` is required"):
-        fetch_instructions("alpaca", tmp_path, source="local")
     with pytest.raises(ValueError, match="n_examples must be a positive integer"):
         fetch_instructions("alpaca", tmp_path, source="synthetic", n_examples=0)
-
-
-def test_a_complete_set_is_never_rewritten(tmp_path):
-    folder = fetch_instructions("alpaca", tmp_path, source="synthetic", n_examples=3)
-    marker = (folder / ".ready").read_text()
-    assert fetch_instructions("alpaca", tmp_path, source="synthetic", n_examples=3) == folder
-    assert (folder / ".ready").read_text() == marker
-    with pytest.raises(RuntimeError, match="never overwritten"):
-        fetch_instructions("alpaca", tmp_path, source="synthetic", n_examples=4)
 
 
 @pytest.mark.parametrize("kind", ["alpaca_json", "instructions_json", "jsonl", "parquet"])

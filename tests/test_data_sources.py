@@ -13,8 +13,8 @@ import torchvision
 
 import isonorm.data.fetch as fetch_module
 from isonorm.data import DATASETS, DownloadError, dataset_spec, fetch_dataset, load_split, read_split
-from isonorm.data.download import QUICK_PRESET_COMMAND
 from isonorm.data.formats import write_idx
+from isonorm.sources import QUICK_PRESET_COMMAND
 
 SIZES = {"train": 120, "test": 40}
 
@@ -53,7 +53,7 @@ def test_synthetic_is_deterministic_in_the_seed(tmp_path):
 
 
 def test_synthetic_default_sizes_are_the_real_ones():
-    assert fetch_module._request(dataset_spec("mnist"), "synthetic", None, None, None, 0)["sizes"] == {
+    assert fetch_module.dataset_request(dataset_spec("mnist"), "synthetic", fetch_module.OPTIONS)["sizes"] == {
         "train": 60_000, "test": 10_000}
 
 
@@ -92,16 +92,10 @@ def test_synthetic_rejects_bad_sizes(tmp_path, bad):
         synthetic(tmp_path, "mnist", **bad)
 
 
-@pytest.mark.parametrize(
-    "kwargs, match",
-    [({"source": "web"}, "unknown data source"), ({"source": "local"}, "path"),
-     ({"source": "synthetic", "path": "/x"}, "path"), ({"source": "torchvision", "n_train": 10}, "n_train"),
-     ({"source": "synthetic", "name": "imagenet"}, "unknown data set")],
-)
-def test_bad_arguments_are_named(tmp_path, kwargs, match):
-    kwargs = {"name": "mnist", **kwargs}
-    with pytest.raises(ValueError, match=match):
-        fetch_dataset(root=tmp_path, **kwargs)
+def test_sizes_of_a_real_source_are_refused(tmp_path):
+    """(Unknown names, sources and `path` misuse: tests/test_sources.py, for every kind.)"""
+    with pytest.raises(ValueError, match="n_train/n_test size only the `synthetic` source"):
+        fetch_dataset("mnist", tmp_path, "torchvision", n_train=10)
 
 
 # ---- torchvision --------------------------------------------------------------------------------------
@@ -152,7 +146,7 @@ def test_transient_download_failure_is_retried(tmp_path, monkeypatch):
 # ---- the .ready marker --------------------------------------------------------------------------------
 
 def test_load_split_requires_the_marker(tmp_path):
-    with pytest.raises(FileNotFoundError, match="(?i)run the fetch_dataset rule / snakemake first"):
+    with pytest.raises(FileNotFoundError, match="no complete data set.*the fetch_data rule.*fetch_dataset"):
         load_split("cifar10", tmp_path, transform="half")
 
 
@@ -168,7 +162,7 @@ def test_interrupted_fetch_is_redone(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         synthetic(tmp_path)
     assert not (tmp_path / "cifar10/.ready").exists()
-    with pytest.raises(FileNotFoundError, match="not ready"):
+    with pytest.raises(FileNotFoundError, match="no .ready marker"):
         load_split("cifar10", tmp_path, "test", transform="half")
     monkeypatch.undo()
     synthetic(tmp_path)

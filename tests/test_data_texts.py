@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from huggingface_hub.errors import LocalEntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError
 
-from isonorm.checkpoints import HubNotFoundError, HubUnreachableError
 from isonorm.data import TEXT_CORPORA, fetch_texts, load_texts, read_texts, shipped_texts
+from isonorm.sources import HubNotFoundError, HubUnreachableError
 
 SIMPLEWIKI = TEXT_CORPORA["simplewiki"]
 ARTICLES = [f"Article {i}. " + "word " * (40 + i) for i in range(12)]  # 250+ characters each
@@ -82,24 +82,10 @@ def test_asking_for_more_texts_than_there_are_fails_clearly(tmp_path):
         load_texts(folder, n_texts=3)
 
 
-def test_bad_arguments_are_rejected(tmp_path):
-    with pytest.raises(ValueError, match="unknown text corpus"):
-        fetch_texts("enwiki", tmp_path, source="shipped")
-    with pytest.raises(ValueError, match="unknown text source"):
-        fetch_texts("simplewiki", tmp_path, source="datasets")
-    with pytest.raises(ValueError, match="`path` is required"):
-        fetch_texts("simplewiki", tmp_path, source="local")
+def test_sizes_must_be_positive(tmp_path):
+    """(Unknown names and sources, `path`, complete folders: tests/test_sources.py, for every kind.)"""
     with pytest.raises(ValueError, match="max_chars must be a positive integer"):
         fetch_texts("simplewiki", tmp_path, source="shipped", max_chars=0)
-
-
-def test_a_complete_corpus_is_never_rewritten(tmp_path):
-    folder = fetch_texts("simplewiki", tmp_path, source="shipped", n_texts=2)
-    marker = (folder / ".ready").read_text()
-    assert fetch_texts("simplewiki", tmp_path, source="shipped", n_texts=2) == folder
-    assert (folder / ".ready").read_text() == marker
-    with pytest.raises(RuntimeError, match="never overwritten"):
-        fetch_texts("simplewiki", tmp_path, source="shipped", n_texts=3)
 
 
 def test_loading_unfetched_texts_says_to_fetch(tmp_path):

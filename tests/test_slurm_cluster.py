@@ -32,7 +32,7 @@ from conftest import REPO, copy_workflow
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
 SCRIPT = REPO / ".ci" / "slurm" / "local-slurm.sh"
-RUN_TIMEOUT = 1200  # seconds; the run takes about 4 min on 2 cores
+RUN_TIMEOUT = 1200  # seconds; the run takes about 4 min on a 2-core CPU
 SNAKEMAKE_SLURM = ["--workflow-profile", "profiles/slurm", "--profile", ".ci/slurm/profile",
                    "--configfile", "presets/quick.yaml", "--verbose"]
 
@@ -153,7 +153,7 @@ def test_every_job_ran_under_slurm_or_as_a_local_rule(slurm_run, local_slurm):
     local = local_rules_run(log)
     # Only the rules marked `localrule: True` (and the target rule `all`) ran on the submitting host ...
     assert local - {"all"} <= {name for name, body in declared.items() if "localrule: True" in body}, local
-    assert {"fetch_dataset", "paper_notebook", "report_index"} <= local
+    assert {"fetch_data", "paper_notebook", "report_index"} <= local
     # ... and every other job of the DAG ran inside a SLURM job, exactly once.
     in_slurm = Counter(rule for sub in subs for rule in sub["rules"])
     assert in_slurm == Counter({rule: n for rule, n in counts.items() if rule not in local})

@@ -18,21 +18,21 @@ def test_lint_is_clean(workflow_dir):
 def test_paper_dag_has_downloads_and_gpu_training(workflow_dir):
     done = snakemake(workflow_dir, "-n", "--quiet", "rules")
     assert done.returncode == 0, done.stderr
-    for rule in ("fetch_dataset", "daneshmand2021_depth_training", "daneshmand2021_fig4b", "daneshmand2021_appfig7",
-                 "daneshmand2021_fig3", "paper_notebook", "report_index", "fetch_checkpoint", "fetch_texts",
+    for rule in ("fetch_data", "daneshmand2021_depth_training", "daneshmand2021_fig4b", "daneshmand2021_appfig7",
+                 "daneshmand2021_fig3", "paper_notebook", "report_index", "fetch_checkpoint",
                  "joudaki2023_train_runs", "joudaki2023_fig3", "joudaki2023_figb4", "joudaki2023_figb5",
                  "joudaki2023_simulation", "joudaki2023_strengths", "meterez2024_fig1", "meterez2024_at_init",
                  "meterez2024_tabled1", "meterez2024_training", "lu2024_table1", "lu2024_table3", "lu2024_apptable4",
                  "lu2024_simple_cnn", "lu2024_resnet18", "lu2024_table5_transformer", "lu2024_table5_checkpoints",
-                 "lu2024_table5_lora", "fetch_corpus", "fetch_instructions"):
+                 "lu2024_table5_lora"):
         assert rule in done.stdout, rule
 
 
 def test_data_free_dag_has_no_download(workflow_dir):
     done = snakemake(workflow_dir, "-n", "--quiet", "rules", "--config", "compute=data-free")
     assert done.returncode == 0, done.stderr
-    assert "fetch_dataset" not in done.stdout and "daneshmand2021_fig3" in done.stdout
-    for rule in ("fetch_checkpoint", "fetch_texts", "fetch_corpus", "fetch_instructions", "joudaki2023_train_runs",
+    assert "fetch_data" not in done.stdout and "daneshmand2021_fig3" in done.stdout
+    for rule in ("fetch_checkpoint", "joudaki2023_train_runs",
                  "joudaki2023_figb5", "meterez2024_training", "meterez2024_at_init", "lu2024_table1"):
         assert rule not in done.stdout, rule
     for rule in ("joudaki2023_simulation", "joudaki2023_strengths", "meterez2024_fig1"):
@@ -57,28 +57,27 @@ def test_wrong_config_fails_at_parse_time_naming_the_key(workflow_dir, tmp_path,
     assert key in done.stdout + done.stderr
 
 
-def test_unreachable_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_path):
-    # A proxy on a closed local port makes every download fail immediately, with or without internet.
+def fetch_offline(workflow_dir, tmp_path, section: str, target: str):
+    """Run the fetch rule for ``target`` (under ``tmp_path``) with every download failing at once: a proxy on a
+    closed local port refuses the connection, with or without internet; no retries."""
     closed = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
-              "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+              "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
     config = tmp_path / "download.yaml"
-    config.write_text(yaml.safe_dump({"data": {"root": str(tmp_path / "data"), "download_retries": 0}}))
-    done = snakemake(workflow_dir, f"{tmp_path}/data/cifar10/.ready", "--cores", "1", "--configfile", str(config),
+    config.write_text(yaml.safe_dump({section: {"root": str(tmp_path / section), "download_retries": 0}}))
+    return snakemake(workflow_dir, f"{tmp_path}/{section}/{target}", "--cores", "1", "--configfile", str(config),
                      env=closed, timeout=300)
+
+
+def test_unreachable_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_path):
+    done = fetch_offline(workflow_dir, tmp_path, "data", "cifar10/.ready")
     assert done.returncode != 0
     log = (workflow_dir / "logs" / "data" / "fetch_cifar10.log").read_text()
     assert "presets/quick.yaml" in log and "local" in log
 
 
 def test_unreachable_checkpoint_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_path):
-    closed = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
-              "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
-              "HF_HOME": str(tmp_path / "hf-home")}
-    config = tmp_path / "download.yaml"
-    config.write_text(yaml.safe_dump({"checkpoints": {"root": str(tmp_path / "ckpt"), "download_retries": 0}}))
-    done = snakemake(workflow_dir, f"{tmp_path}/ckpt/gpt2/.ready", "--cores", "1", "--configfile", str(config),
-                     env=closed, timeout=300)
+    done = fetch_offline(workflow_dir, tmp_path, "checkpoints", "gpt2/.ready")
     assert done.returncode != 0
     log = (workflow_dir / "logs" / "checkpoints" / "fetch_gpt2.log").read_text()
     assert "local" in log and "tiny" in log
-    assert not (tmp_path / "ckpt" / "gpt2" / ".ready").exists()
+    assert not (tmp_path / "checkpoints" / "gpt2" / ".ready").exists()

@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
+from .sources import fetch
+
 log = logging.getLogger("isonorm")
 
 
@@ -65,14 +67,26 @@ def discard_checkpoint(run: dict[str, Any]) -> None:
         Path(checkpoint).unlink(missing_ok=True)
 
 
-def fetch_source(snakemake: Any) -> None:
-    """Run the fetch function a data-stage rule names (``params.fetcher``) for its one wildcard.
+# The kinds of input the fetch rules name (params.kind), each imported only by the job that fetches one:
+# a data job need not load the checkpoint code, and no registry depends on what happened to be imported.
+FETCH_KINDS = {
+    "dataset": "isonorm.data.fetch:DATASET",
+    "texts": "isonorm.data.texts:TEXTS",
+    "corpus": "isonorm.data.corpora:CORPUS",
+    "instructions": "isonorm.data.instructions:INSTRUCTIONS",
+    "checkpoint": "isonorm.checkpoints.fetch:CHECKPOINT",
+}
 
-    Every fetch rule (data sets, texts, corpora, instruction sets, checkpoints) passes its config entry as
-    ``params.spec``: ``source`` picks the source, the other keys go to the function as keyword arguments.
+
+def fetch_source(snakemake: Any) -> None:
+    """Fetch the one input a fetch rule (fetch_data, fetch_checkpoint) names by its wildcard.
+
+    ``params.kind`` names the kind (a key of :data:`FETCH_KINDS`), ``params.entry`` is the input's config entry
+    (``source`` picks the source, the other keys are the kind's options), ``params.root`` the folder it lands in.
     """
     (name,) = snakemake.wildcards
-    spec = {key: value for key, value in snakemake.params.spec.items() if value is not None}
-    resolve_function(snakemake.params.fetcher)(
-        name, root=snakemake.params.root, source=spec.pop("source"), retries=snakemake.params.retries, **spec
-    )
+    if snakemake.params.kind not in FETCH_KINDS:
+        raise ValueError(f"unknown kind of input {snakemake.params.kind!r}; known: {sorted(FETCH_KINDS)}")
+    entry = {key: value for key, value in snakemake.params.entry.items() if value is not None}
+    kind = resolve_function(FETCH_KINDS[snakemake.params.kind])
+    fetch(kind, name, snakemake.params.root, entry.pop("source"), retries=snakemake.params.retries, **entry)

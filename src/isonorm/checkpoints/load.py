@@ -3,7 +3,7 @@
 The folder must carry the ``.ready`` marker of :func:`~isonorm.checkpoints.fetch_checkpoint`; its files are
 re-checked against the sizes recorded there (:mod:`.validate`) before ``transformers`` reads them, and a
 model whose weights do not cover every parameter is refused (a wrong or partial checkpoint would otherwise
-run silently with random weights).
+run silently with random weights). ``transformers`` is imported by the loaders only: it is slow to import.
 """
 
 from __future__ import annotations
@@ -13,22 +13,16 @@ from typing import Any
 
 import torch
 
-from ..data.marker import read_marker
 from ..runtime import resolve_device
-from .errors import CheckpointError, CorruptCheckpointError, MissingCheckpointFilesError
+from .errors import CheckpointError, CorruptCheckpointError
+from .fetch import CHECKPOINT
 from .validate import check_files, refetch_hint
 
 
 def checkpoint_record(folder: str | Path) -> dict[str, Any]:
     """The marker of a complete checkpoint folder, after checking its files; clear errors otherwise."""
     folder = Path(folder)
-    record = read_marker(folder)
-    if record is None:
-        state = "does not exist" if not folder.exists() else "has no .ready marker (the fetch did not finish)"
-        raise MissingCheckpointFilesError(
-            f"checkpoint folder {folder} {state}. Fetch it first: the fetch_checkpoint rule "
-            "(`snakemake <folder>/.ready`) or isonorm.checkpoints.fetch_checkpoint(name, root, source=...)."
-        )
+    record = CHECKPOINT.require_complete(folder)  # MissingCheckpointFilesError naming the fetch
     files = record.get("files")
     if not isinstance(files, dict) or not files or "model_class" not in record:
         raise CheckpointError(f"{folder}/.ready does not describe a checkpoint. {refetch_hint(folder)}")
@@ -51,7 +45,7 @@ def load_checkpoint_model(
     folder: str | Path,
     *,
     device: str | torch.device = "cpu",
-    attn_implementation: str = "eager",  # spec D7: pin the attention implementation
+    attn_implementation: str = "eager",  # decision D7: pin the attention implementation
     dtype: torch.dtype = torch.float32,
 ) -> torch.nn.Module:
     """The checkpoint's model (the marker's class, e.g. ``GPT2Model``) on ``device``, in eval mode."""

@@ -1,4 +1,4 @@
-"""Reading single tensors of a fetched checkpoint without building the model (spec lu2024 Table 5 (5b)/(5c)).
+"""Reading single tensors of a fetched checkpoint without building the model (A-Table5b, A-Table5c).
 
 ``safetensors.safe_open`` memory-maps a file and materialises only the tensor asked for, so the matrices of
 one layer of a 7B model cost their own size in memory, not the model's 13-15 GB. Works on one-file and on
@@ -9,6 +9,7 @@ the full name it ends with, at a dot boundary.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -56,7 +57,7 @@ class TensorIndex:
 
     def read(self, name: str, *, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float64) -> torch.Tensor:
         """The tensor ``name`` (short or full), read alone and converted to ``dtype`` on ``device``."""
-        from safetensors import safe_open
+        from safetensors import safe_open  # deferred, as transformers: only readers of weights need it
 
         full = self.resolve(name)
         path = self.folder / self.files[full]
@@ -73,8 +74,6 @@ class TensorIndex:
 
 def model_type(folder: str | Path) -> str:
     """``model_type`` of the checkpoint's config.json (bert, roberta, gpt2, t5, llama, qwen, qwen2, ...)."""
-    import json
-
     path = Path(folder) / "config.json"
     try:
         return str(json.loads(path.read_text(encoding="utf-8"))["model_type"])

@@ -1,10 +1,11 @@
 """The ``tiny`` source: a small random model of the same class, written in the Hub's on-disk layout.
 
-DESIGN 4: "the quick preset builds tiny random models of the same architecture classes locally (no
+architecture §4: "the quick preset builds tiny random models of the same architecture classes locally (no
 download)". The folder holds exactly the files of the real checkpoint (config.json, model.safetensors and
 the byte-level BPE tokenizer as tokenizer.json, tokenizer_config.json, vocab.json, merges.txt), so the very
 same loading code (``AutoTokenizer`` / ``GPT2Model.from_pretrained(folder)``) runs on it. The tokenizer is
 trained with the ``tokenizers`` library on the texts that ship with the project. Same seed, same files.
+``transformers`` and ``tokenizers`` are imported where they are used: they are slow to import.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-# Spec joudaki2023 D-FigB5 "Smoke test": GPT2Config(n_layer=2, n_embd=64, n_head=2). n_positions bounds the
+# D-FigB5 "Smoke test": GPT2Config(n_layer=2, n_embd=64, n_head=2). n_positions bounds the
 # tokens per text (the probe needs tokens < n_embd for a non-singular token Gram); vocab_size bounds the BPE
 # vocabulary learnt from the few shipped texts (256 byte symbols + merges + <|endoftext|>).
 TINY_GPT2 = {"n_layer": 2, "n_embd": 64, "n_head": 2, "n_positions": 128, "vocab_size": 512}
@@ -83,15 +84,15 @@ def write_tiny_gpt2(
     return folder
 
 
-# --- tiny stand-ins of the Table 5 (b)/(c) checkpoints (spec lu2024 (5b) "Smoke": hidden 32, 2 layers, 2 heads,
-# intermediate 64; (5d) "Smoke": a 2-layer, hidden-64 LLaMA/Qwen2 config). One set of size keys for every
+# --- tiny stand-ins of the Table 5 (b)/(c) checkpoints (A-Table5b "Smoke test": hidden 32, 2 layers, 2 heads,
+# intermediate 64; A-Table5d "Smoke test": a 2-layer, hidden-64 LLaMA/Qwen2 config). One set of size keys for every
 # family; each family maps them onto its config class. vocab_size bounds the BPE vocabulary of the causal LMs.
 TINY_TRANSFORMER = {
     "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2, "intermediate_size": 128,
     "vocab_size": 512, "max_position_embeddings": 128,
 }
 # Families written as sharded safetensors (index + ≥ 2 shards), so that the quick preset runs the shard path
-# the 7B checkpoints need (spec lu2024 (5c): "use the safetensors index to fetch one shard").
+# the 7B checkpoints need (A-Table5c: "use the safetensors index to fetch one shard").
 SHARDED_FAMILIES = frozenset({"llama", "qwen2"})
 TINY_FAMILIES = ("gpt2", "bert", "roberta", "t5", "llama", "qwen2")
 END_OF_TEXT_LM = "<|endoftext|>"  # eos = pad of the tiny causal LMs (Qwen's own end-of-text token name)

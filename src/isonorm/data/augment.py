@@ -1,7 +1,7 @@
 """On-device augmentation for the training engine's ``augment`` hook (isonorm.train.Augment).
 
-``RandomCrop(32, padding=4)`` + ``RandomHorizontalFlip()`` as Lu et al.'s CIFAR scripts (spec lu2024 A.1.4 (C)
-/(R)), applied to each sample of a stacked batch (R, B, C, H, W) independently, with one torch.Generator.
+``RandomCrop(32, padding=4)`` + ``RandomHorizontalFlip()`` as Lu et al.'s CIFAR scripts (A.1.4 (C)/(R)),
+applied to each sample of a stacked batch (R, B, C, H, W) independently, with one torch.Generator.
 torchvision crops the raw image (padding with black, pixel 0) and normalises afterwards; our data are
 normalised once at load time, so the padding value must be the normalised black, ``(0 − mean) / std``
 (−1 for Normalize(0.5, 0.5)): :func:`padding_fill` computes it, and the result then equals torchvision's.
@@ -34,8 +34,8 @@ def padding_fill(norm: Normalization | None) -> float:
 def random_crop_flip(
     batch: torch.Tensor,
     generator: torch.Generator,
-    padding: int = 4,  # RandomCrop(32, padding=4) (spec lu2024 A.1.4 (C))
-    flip: bool = True,  # RandomHorizontalFlip(p=0.5) (spec lu2024 A.1.4 (C))
+    padding: int = 4,  # RandomCrop(32, padding=4) (A.1.4 (C))
+    flip: bool = True,  # RandomHorizontalFlip(p=0.5) (A.1.4 (C))
     fill: float = 0.0,  # torchvision's constant fill 0, in the data's (normalised) units; see padding_fill
 ) -> torch.Tensor:
     """Each image of ``batch`` (..., C, H, W): zero-pad by ``padding``, crop a random H×W window, flip w.p. ½.

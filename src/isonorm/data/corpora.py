@@ -1,7 +1,7 @@
 """Word-level language-modelling corpora (WikiText-2), frozen into ``<root>/<name>/{train,valid,test}.txt``.
 
-Lu et al. (2024), Table 5 (first row) trains "six Transformers" on WikiText-2 (spec lu2024 000/Table 5 (5a),
-decision 10). The frozen layout is the one PyTorch's ``word_language_model`` example reads: one text line
+Lu et al. (2024), Table 5 (first row) trains "six Transformers" on WikiText-2 (A-Table5a,
+decision A10). The frozen layout is the one PyTorch's ``word_language_model`` example reads: one text line
 per line, split files ``train.txt``, ``valid.txt``, ``test.txt``. Sources:
 
 - ``huggingface``: the three parquet files of ``Salesforce/wikitext``, config ``wikitext-2-raw-v1``, at a
@@ -12,11 +12,11 @@ per line, split files ``train.txt``, ``valid.txt``, ``test.txt``. Sources:
   structure (the offline quick preset).
 
 Tokenisation follows the example's ``data.py``: each line is split on whitespace and ends with ``<eos>``;
-the vocabulary is built from the training split in order of first appearance (brief: "vocabulary from
-train"; the example also adds the words of valid/test, which changes nothing for the ``<unk>``-ed
-``wikitext-2-v1`` files). Words of valid/test absent from train map to ``<unk>`` (added to the vocabulary
-when train lacks it, as in the raw configuration). The ``.ready`` marker (:mod:`.marker`) is written last;
-a complete corpus is never rewritten.
+the vocabulary is built from the training split in order of first appearance ([I]; the example also adds
+the words of valid/test, which changes nothing for the ``<unk>``-ed ``wikitext-2-v1`` files). Words of
+valid/test absent from train map to ``<unk>`` (added to the vocabulary when train lacks it, as in the raw
+configuration). :func:`isonorm.sources.fetch` writes the ``.ready`` marker last; a complete corpus is never
+rewritten.
 """
 
 from __future__ import annotations
@@ -24,21 +24,20 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
 from ..atomic import write_text_atomically
 from ..runtime import generator
-from .marker import already_complete, check_positive, check_source, download_dataset_file, read_marker, write_marker
+from ..sources import Build, Registry, SourceKind, check_positive, download_file, fetch, staged_folder
 
 log = logging.getLogger(__name__)
 
 SPLITS: tuple[str, ...] = ("train", "valid", "test")  # the example's file names
-SOURCES: tuple[str, ...] = ("huggingface", "local", "synthetic")
-CorpusSource = Literal["huggingface", "local", "synthetic"]
 EOS = "<eos>"  # word_language_model data.py: appended to every line
 UNK = "<unk>"  # WikiText's own unknown-word token
 DOWNLOAD_DIR = ".download"  # parquet files land here and are removed once the .txt files are written
@@ -82,7 +81,7 @@ def _wikitext_files(config: str) -> dict[str, str]:
 # Revision b08601e04326c79dfdd32d625aee71d232d685c3: the commit of Salesforce/wikitext that independent
 # public projects pin for this very configuration and these files (resolve URLs
 # `.../resolve/b08601e.../wikitext-2-raw-v1/test-00000-of-00001.parquet`, `datasets` cache records
-# `hf://datasets/Salesforce/wikitext@b08601e.../...`). Found with the search tools, not verified online here.
+# `hf://datasets/Salesforce/wikitext@b08601e.../...`). Not verified online; the fetch checks the row counts.
 WIKITEXT_REVISION = "b08601e04326c79dfdd32d625aee71d232d685c3"
 WIKITEXT2_ROWS = {"train": 36718, "valid": 3760, "test": 4358}  # dataset card / TFDS catalogue of wikitext-2
 
@@ -93,7 +92,7 @@ CORPORA: dict[str, CorpusSpec] = {
         hub=HubCorpus(
             repo="Salesforce/wikitext",
             revision=WIKITEXT_REVISION,
-            config="wikitext-2-raw-v1",  # brief (spec 5a: HF `wikitext`, config `wikitext-2-raw-v1`)
+            config="wikitext-2-raw-v1",  # A-Table5a: HF `wikitext`, config `wikitext-2-raw-v1`
             files=_wikitext_files("wikitext-2-raw-v1"),
             rows=WIKITEXT2_ROWS,
         ),
@@ -101,15 +100,6 @@ CORPORA: dict[str, CorpusSpec] = {
         license_url="https://creativecommons.org/licenses/by-sa/3.0/",
     ),
 }
-
-
-def corpus_spec(name: str) -> CorpusSpec:
-    try:
-        return CORPORA[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown corpus {name!r}; known: {sorted(CORPORA)}. Add a CorpusSpec to isonorm.data.corpora.CORPORA."
-        ) from None
 
 
 def _write_split(folder: Path, split: str, lines: Sequence[str]) -> None:
@@ -123,7 +113,7 @@ def _write_split(folder: Path, split: str, lines: Sequence[str]) -> None:
 
 def read_text_column(parquet: Path) -> list[str]:
     """Column ``text`` of ``parquet`` in file order (= line order); an unreadable file is removed."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # deferred: only the huggingface source needs it
 
     try:
         table = pq.read_table(parquet)
@@ -138,13 +128,15 @@ def read_text_column(parquet: Path) -> list[str]:
         ) from err
 
 
-def _from_hub(hub: HubCorpus, folder: Path, retries: int, backoff_s: float) -> dict[str, Any]:
+def _from_hub(build: Build) -> dict[str, Any]:
+    hub, folder = build.entry.hub, build.folder
     download = folder / DOWNLOAD_DIR
     counts = {}
     for split in SPLITS:
-        parquet = download_dataset_file(
+        parquet = download_file(
             hub.repo, hub.revision, hub.files[split], download, what=f"corpus {hub.config} ({split})",
-            offline_sources="`local` (a folder of .txt files) or `synthetic`", retries=retries, backoff_s=backoff_s,
+            offline_sources="`local` (a folder of .txt files) or `synthetic`", retries=build.retries,
+            backoff_s=build.backoff_s,
         )
         lines = read_text_column(parquet)
         expected = hub.rows.get(split)
@@ -167,17 +159,17 @@ def _local_file(path: Path, split: str) -> Path:
             return path / name
     raise FileNotFoundError(
         f"local corpus folder {path} has no {split} split; it needs one of {list(LOCAL_NAMES[split])} for each "
-        "split (as written by the fetch_corpus rule, PyTorch's word_language_model data/wikitext-2, or the "
+        "split (as written by the fetch_data rule, PyTorch's word_language_model data/wikitext-2, or the "
         "original WikiText-2 release). Or use source `huggingface` / `synthetic`."
     )
 
 
-def _from_local(path: Path, folder: Path) -> dict[str, Any]:
-    path = Path(path).expanduser()
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"local corpus {path} is not a folder; set `path:` to a folder holding train.txt, valid.txt, test.txt"
-        )
+def _from_local(build: Build) -> dict[str, Any]:
+    path = staged_folder(
+        build.path, "corpus", build.name,
+        "a folder holding train.txt, valid.txt, test.txt, or use source `huggingface` / `synthetic`",
+    )
+    folder = build.folder
     counts, staged = {}, {}
     for split in SPLITS:
         file = _local_file(path, split)
@@ -219,7 +211,8 @@ def synthetic_lines(name: str, split: str, vocab_size: int, n_lines: int, words_
     return lines
 
 
-def _from_synthetic(name: str, folder: Path, settings: Mapping[str, Any]) -> dict[str, Any]:
+def _from_synthetic(build: Build) -> dict[str, Any]:
+    name, folder, settings = build.name, build.folder, build.request["synthetic"]
     counts = {}
     for split in SPLITS:
         n_lines = int(settings["n_lines"][split])
@@ -239,62 +232,50 @@ SYNTHETIC_DEFAULTS: dict[str, Any] = {
 }
 
 
-def fetch_corpus(
-    name: str = "wikitext2",
-    root: str | Path = "resources/data",
-    source: CorpusSource = "huggingface",
-    *,
-    path: str | Path | None = None,
-    repo: str | None = None,
-    revision: str | None = None,
-    config: str | None = None,
-    synthetic: Mapping[str, Any] | None = None,
-    retries: int = 3,
-    backoff_s: float = 1.0,
-) -> Path:
-    """Make ``root/<name>/{train,valid,test}.txt`` hold the corpus from ``source``; returns ``root/<name>``.
+# repo/revision/config override the registry's Hub files (source huggingface only; another `config` such as
+# wikitext-2-v1 takes the same file layout); `synthetic`: overrides of SYNTHETIC_DEFAULTS (source synthetic
+# only). Settings of the other sources are ignored, so a preset can switch the source without deleting keys
+# (Snakemake merges config files key by key).
+OPTIONS: dict[str, Any] = {"repo": None, "revision": None, "config": None, "synthetic": None}
 
-    ``repo``/``revision``/``config`` override the registry's Hub files (source ``huggingface`` only; another
-    ``config`` such as ``wikitext-2-v1`` takes the same file layout). ``path``: the pre-staged folder (source
-    ``local`` only). ``synthetic``: overrides of :data:`SYNTHETIC_DEFAULTS` (source ``synthetic`` only).
-    ``retries``/``backoff_s``: as the data stage. Settings of the other sources are ignored, so a preset can
-    switch the source without deleting keys (Snakemake merges config files key by key).
-    """
-    spec = corpus_spec(name)
-    check_source("corpus", name, source, SOURCES, path)
-    request: dict[str, Any] = {"source": source}
+
+def _configure(spec: CorpusSpec, options: dict[str, Any]) -> CorpusSpec:
+    """The entry with the config's Hub repository, revision and configuration."""
     hub = spec.hub
+    chosen = options["config"] or hub.config
+    return replace(spec, hub=HubCorpus(
+        repo=options["repo"] or hub.repo, revision=options["revision"] or hub.revision, config=chosen,
+        files=_wikitext_files(chosen) if chosen != hub.config else hub.files, rows=hub.rows,
+    ))
+
+
+def _request(spec: CorpusSpec, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    request: dict[str, Any] = {"source": source}
     if source == "huggingface":
-        chosen = config or hub.config
-        hub = HubCorpus(repo=repo or hub.repo, revision=revision or hub.revision, config=chosen,
-                        files=_wikitext_files(chosen) if chosen != hub.config else hub.files,
-                        rows=hub.rows)
-        request.update(repo=hub.repo, revision=hub.revision, config=hub.config)
-    settings = {**SYNTHETIC_DEFAULTS, **(synthetic or {})}
+        request.update(repo=spec.hub.repo, revision=spec.hub.revision, config=spec.hub.config)
     if source == "synthetic":
+        settings = {**SYNTHETIC_DEFAULTS, **(options["synthetic"] or {})}
         unknown = sorted(set(settings) - set(SYNTHETIC_DEFAULTS))
         if unknown:
             raise ValueError(f"unknown synthetic corpus settings {unknown}; known: {sorted(SYNTHETIC_DEFAULTS)}")
         if set(settings["n_lines"]) != set(SPLITS):
             raise ValueError(f"synthetic n_lines must give a count for each of {SPLITS}, got {settings['n_lines']}")
         request["synthetic"] = settings
+    return request
 
-    folder = Path(root) / name
-    existing = read_marker(folder)
-    held = None if existing is None else existing.get("request", {})
-    if already_complete(folder, f"corpus {name}", held, request, held == request):
-        return folder
 
-    folder.mkdir(parents=True, exist_ok=True)
-    if source == "huggingface":
-        record = _from_hub(hub, folder, retries, backoff_s)
-    elif source == "local":
-        record = _from_local(Path(path), folder)
-    else:
-        record = _from_synthetic(name, folder, settings)
-    write_marker(folder, {"corpus": name, "request": request, "source": record, "license": spec.license,
-                          "license_url": spec.license_url})
-    return folder
+CORPUS = SourceKind(
+    name="corpus",
+    registry=Registry(CORPORA, "corpus", "isonorm.data.corpora.CORPORA (a CorpusSpec)"),
+    builders={"huggingface": _from_hub, "local": _from_local, "synthetic": _from_synthetic},
+    options=OPTIONS,
+    configure=_configure,
+    request=_request,
+    fetcher="isonorm.data.corpora.fetch_corpus(name, root, source)",
+    finish=lambda build, record: {"source": record, "license": build.entry.license,
+                                  "license_url": build.entry.license_url},
+)
+fetch_corpus = partial(fetch, CORPUS)  # (name, root, source, *, path, retries, backoff_s, **OPTIONS)
 
 
 # --- word-level tokenisation (word_language_model data.py) --------------------------------------------------
@@ -336,19 +317,9 @@ class Corpus:
 
 def read_split(folder: str | Path, split: str) -> list[str]:
     """The lines of one split of a fetched corpus (marker required)."""
-    folder = Path(folder)
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; use one of {SPLITS}")
-    if read_marker(folder) is None:
-        raise FileNotFoundError(
-            f"{folder} holds no complete corpus (no .ready marker); run the fetch_corpus rule "
-            "(isonorm.data.corpora.fetch_corpus) first"
-        )
-    file = folder / f"{split}.txt"
-    try:
-        return file.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise ValueError(f"{file} is unreadable ({err}); delete {folder} and fetch the corpus again") from err
+    return CORPUS.read_file(folder, f"{split}.txt", str.splitlines)
 
 
 def load_corpus(folder: str | Path) -> Corpus:

@@ -1,6 +1,6 @@
 """The ``torchvision`` source: download through torchvision's own dataset class, with retries.
 
-DESIGN 4: an unreachable download fails at once (after a few quick retries) with a message that names the
+architecture §4: an unreachable download fails at once (after a few quick retries) with a message that names the
 cause and both ways forward: the offline quick preset and the ``local`` source with a pre-staged folder.
 """
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..sources import QUICK_PRESET_COMMAND
 from .registry import DatasetSpec
-
-QUICK_PRESET_COMMAND = "snakemake --cores all --configfile presets/quick.yaml"
 
 
 class DownloadError(RuntimeError):

@@ -1,38 +1,36 @@
-"""One entry point for every data source: ``fetch_dataset`` leaves a complete data set under ``root/<name>``.
+"""The data-set kind of input: ``fetch_dataset`` leaves a complete data set under ``root/<name>``.
 
-Sources (DESIGN 4), chosen per data set in the config:
+Sources (architecture §4), chosen per data set in the config:
 
 - ``torchvision``: the real download (:mod:`.download`);
 - ``local``: a pre-staged folder in torchvision's layout (:mod:`.local`);
 - ``synthetic``: a deterministic stand-in written in the same layout (:mod:`.synthetic`).
 
 Whatever the source, the files are parsed once by the pipeline's own readers (so a corrupt copy fails here,
-not in a training job) and the ``.ready`` marker is written last. A data set that already has a marker is
-never rewritten; asking for different data under the same root is an error, not a silent overwrite.
+not in a training job) before :func:`isonorm.sources.fetch` writes the ``.ready`` marker. The two real
+sources are interchangeable: data staged with ``local`` satisfies a later ``torchvision`` request.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
+from ..sources import Build, SourceKind, check_positive, fetch
 from .download import download_with_torchvision
 from .formats import read_split
 from .local import stage_local
-from .marker import already_complete, check_source, read_marker, write_marker
-from .registry import SPLITS, DatasetSpec, dataset_spec
+from .registry import DATASET_REGISTRY, SPLITS, DatasetSpec
 from .synthetic import write_synthetic
 
-Source = Literal["torchvision", "local", "synthetic"]
-SOURCES: tuple[str, ...] = ("torchvision", "local", "synthetic")
 REAL_SOURCES = frozenset({"torchvision", "local"})  # both yield the real data set: interchangeable
+# n_train/n_test (default: the real sizes) and seed: size and seed of the `synthetic` stand-in.
+OPTIONS: dict[str, Any] = {"n_train": None, "n_test": None, "seed": 0}
 
 
-def _request(
-    spec: DatasetSpec, source: str, path: str | Path | None, n_train: int | None, n_test: int | None, seed: int
-) -> dict[str, Any]:
-    """Validate the arguments and describe the data they ask for (compared with an existing marker)."""
-    check_source("data", spec.name, source, SOURCES, path)
+def dataset_request(spec: DatasetSpec, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The data the options ask for (compared with an existing marker)."""
+    n_train, n_test = options["n_train"], options["n_test"]
     if source != "synthetic":
         if n_train is not None or n_test is not None:
             raise ValueError(
@@ -42,53 +40,40 @@ def _request(
         return {"source": source}
     sizes = {"train": spec.split_sizes["train"] if n_train is None else n_train,
              "test": spec.split_sizes["test"] if n_test is None else n_test}
-    for split, n in sizes.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"synthetic {spec.name}: n_{split} must be a positive integer, got {n!r}")
-    return {"source": source, "sizes": sizes, "seed": int(seed)}
+    check_positive(n_train=sizes["train"], n_test=sizes["test"])
+    return {"source": source, "sizes": sizes, "seed": int(options["seed"])}
 
 
-def _matches(existing: dict[str, Any], request: dict[str, Any]) -> bool:
-    if existing.get("source") in REAL_SOURCES and request["source"] in REAL_SOURCES:
-        return True
-    return all(existing.get(key) == value for key, value in request.items())
+def _torchvision(build: Build) -> dict[str, Any]:
+    download_with_torchvision(build.entry, build.folder, build.retries, build.backoff_s)
+    return {}
 
 
-def fetch_dataset(
-    name: str,
-    root: str | Path,
-    source: Source,
-    path: str | Path | None = None,
-    retries: int = 3,
-    n_train: int | None = None,
-    n_test: int | None = None,
-    seed: int = 0,
-    *,
-    backoff_s: float = 1.0,
-) -> Path:
-    """Make ``root/<name>/`` hold the complete data set from ``source``; returns that folder.
+def _local(build: Build) -> dict[str, Any]:
+    stage_local(build.entry, build.path, build.folder)
+    return {"path": build.staged_from}
 
-    ``path``: the pre-staged folder (source ``local`` only). ``retries``/``backoff_s``: download retries and
-    the first wait, doubling (source ``torchvision``). ``n_train``/``n_test`` (default: the real sizes) and
-    ``seed``: size and seed of the ``synthetic`` stand-in.
-    """
-    spec = dataset_spec(name)
-    dataset_dir = Path(root) / name
-    request = _request(spec, source, path, n_train, n_test, seed)
-    existing = read_marker(dataset_dir)
-    held = None if existing is None else {key: existing.get(key) for key in request}
-    if already_complete(dataset_dir, name, held, request, existing is not None and _matches(existing, request)):
-        return dataset_dir
 
-    dataset_dir.mkdir(parents=True, exist_ok=True)
-    details: dict[str, Any] = {}
-    if source == "torchvision":
-        download_with_torchvision(spec, dataset_dir, retries, backoff_s)
-    elif source == "local":
-        stage_local(spec, Path(path), dataset_dir)
-        details["path"] = str(Path(path).expanduser().resolve())
-    else:
-        write_synthetic(spec, dataset_dir, request["sizes"], request["seed"])
-    sizes = {split: len(read_split(spec, dataset_dir, split)[1]) for split in SPLITS}
-    write_marker(dataset_dir, {**request, **details, "dataset": name, "sizes": sizes})
-    return dataset_dir
+def _synthetic(build: Build) -> dict[str, Any]:
+    write_synthetic(build.entry, build.folder, build.request["sizes"], build.request["seed"])
+    return {}
+
+
+def _read_back(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
+    """Parse every split with the pipeline's own reader; the marker records the sizes found."""
+    sizes = {split: len(read_split(build.entry, build.folder, split)[1]) for split in SPLITS}
+    return {**extras, "sizes": sizes}
+
+
+DATASET = SourceKind(
+    name="dataset",
+    registry=DATASET_REGISTRY,
+    builders={"torchvision": _torchvision, "local": _local, "synthetic": _synthetic},
+    options=OPTIONS,
+    request=dataset_request,
+    fetcher="isonorm.data.fetch_dataset(name, root, source)",
+    satisfies=lambda existing, request: existing.get("source") in REAL_SOURCES and request["source"] in REAL_SOURCES,
+    finish=_read_back,
+    flat_marker=True,  # load_split and the report read `source`/`sizes` at the top level
+)
+fetch_dataset = partial(fetch, DATASET)  # (name, root, source, *, path, retries, backoff_s, **OPTIONS)

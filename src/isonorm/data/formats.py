@@ -1,8 +1,8 @@
 """Fast readers (and writers) of torchvision's on-disk formats, straight to uint8 numpy arrays.
 
 We do not read through torchvision's dataset classes: their md5 checks reject the synthetic files of the
-quick preset, and their per-sample PIL transforms are slow (spec joudaki2023 "GPU-resident preprocessed
-tensors"). The formats:
+quick preset, and their per-sample PIL transforms are slow (decision D14: "GPU-resident"
+preprocessed tensors). The formats:
 
 - CIFAR (https://www.cs.toronto.edu/~kriz/cifar.html): each batch is a pickled dict with ``data``, a uint8
   array (N, 3072) holding each image as 1024 red, then 1024 green, then 1024 blue bytes (row-major 32x32),
@@ -40,7 +40,7 @@ class CorruptDataError(RuntimeError):
 def _corrupt(path: Path, dataset_dir: Path, detail: str) -> CorruptDataError:
     return CorruptDataError(
         f"{path}: {detail}. The file is corrupt or truncated; delete the folder {dataset_dir} "
-        "(with its .ready marker) and fetch the data set again (re-run the fetch_dataset rule / snakemake)."
+        "(with its .ready marker) and fetch the data set again (re-run the fetch_data rule / snakemake)."
     )
 
 

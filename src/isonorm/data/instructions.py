@@ -1,17 +1,17 @@
 """Instruction-tuning sets (instruction, input, output), frozen into one ``instructions.json`` per set.
 
 Lu et al. (2024), Table 5 (d) fine-tunes Qwen-7B with LoRA on an instruction set the paper does not name;
-spec lu2024 decision 13 takes the first 5,000 examples of ``tatsu-lab/alpaca`` (Stanford Alpaca, 52,002
+decision A13 takes the first 5,000 examples of ``tatsu-lab/alpaca`` (Stanford Alpaca, 52,002
 instruction-following demonstrations). As :mod:`.texts` does for text corpora, the download stage fetches ONE
 parquet file of a pinned dataset revision, keeps the first ``n_examples`` rows (file order = dataset order)
 and writes ``<root>/<name>/instructions.json`` with the source and the licence. Sources:
 
-- ``huggingface``: that download (``hf_hub_download`` of one file, retried by :func:`~isonorm.checkpoints.hub.call_hub`);
+- ``huggingface``: that download (one file, retried by :func:`isonorm.sources.download_file`);
 - ``local``: a pre-staged file: this stage's ``instructions.json`` (or its folder), the original
   ``alpaca_data.json`` (a JSON list), a JSON-lines file or a parquet file with columns instruction/input/output;
 - ``synthetic``: tiny generated instruction/response pairs (deterministic; the offline quick preset).
 
-The ``.ready`` marker (:mod:`.marker`) is written last; a complete set is never rewritten.
+:func:`isonorm.sources.fetch` writes the ``.ready`` marker last; a complete set is never rewritten.
 """
 
 from __future__ import annotations
@@ -21,22 +21,18 @@ import random
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..atomic import write_text_atomically
 from ..runtime import derive_seed
-from .marker import (
-    already_complete, check_positive, check_source, download_dataset_file, read_frozen_json, read_marker,
-    write_marker,
-)
+from ..sources import Build, Registry, SourceKind, check_positive, download_file, fetch
 from .texts import HubParquet
 
 INSTRUCTIONS_FILE = "instructions.json"
 DOWNLOAD_DIR = ".download"  # the parquet lands here and is removed once instructions.json is written
 FIELDS = ("instruction", "input", "output")  # the Alpaca record format (github.com/tatsu-lab/stanford_alpaca)
-SOURCES: tuple[str, ...] = ("huggingface", "local", "synthetic")
-InstructionSource = Literal["huggingface", "local", "synthetic"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,7 @@ INSTRUCTION_SETS: dict[str, InstructionSetSpec] = {
     "alpaca": InstructionSetSpec(
         name="alpaca",
         title="Stanford Alpaca",
-        # spec lu2024 decision 13: tatsu-lab/alpaca. Revision: the repository's head commit as reported by the
+        # decision A13: tatsu-lab/alpaca. Revision: the repository's head commit as reported by the
         # Hub API (`"sha": "dce01c9b08f87459cf36a430d809084718273017"`, lastModified 2023-05-22) and pinned by
         # several public projects; file: its single train shard, 52,002 rows, columns instruction, input,
         # output, text (public listings and projects pinning that revision; SHA-256 06391b65...517073). Not
@@ -67,16 +63,6 @@ INSTRUCTION_SETS: dict[str, InstructionSetSpec] = {
         license_url="https://creativecommons.org/licenses/by-nc/4.0/",
     ),
 }
-
-
-def instruction_set_spec(name: str) -> InstructionSetSpec:
-    try:
-        return INSTRUCTION_SETS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown instruction set {name!r}; known: {sorted(INSTRUCTION_SETS)}. Add an InstructionSetSpec to "
-            "isonorm.data.instructions.INSTRUCTION_SETS."
-        ) from None
 
 
 # --- validation --------------------------------------------------------------------------------------------
@@ -104,7 +90,7 @@ def validate_examples(examples: Any, where: str | Path) -> list[dict[str, str]]:
 
 
 def _first(examples: Sequence[dict[str, str]], n_examples: int, where: str) -> list[dict[str, str]]:
-    """The first ``n_examples`` (spec lu2024 decision 13: the first 5,000, in dataset order)."""
+    """The first ``n_examples`` (decision A13: the first 5,000, in dataset order)."""
     check_positive(n_examples=n_examples)
     if len(examples) < n_examples:
         raise ValueError(
@@ -116,9 +102,7 @@ def _first(examples: Sequence[dict[str, str]], n_examples: int, where: str) -> l
 
 def read_instructions(folder: str | Path) -> dict[str, Any]:
     """The validated ``instructions.json`` record of a fetched set folder (marker required)."""
-    record = read_frozen_json(
-        folder, INSTRUCTIONS_FILE, "instruction set", "isonorm.data.instructions.fetch_instructions"
-    )
+    record = INSTRUCTIONS.read_file(folder, INSTRUCTIONS_FILE, json.loads)
     path = Path(folder) / INSTRUCTIONS_FILE
     record = record if isinstance(record, dict) else {}  # anything else has no `examples`: rejected below
     record["examples"] = validate_examples(record.get("examples"), path)
@@ -176,7 +160,7 @@ def synthetic_examples(n_examples: int, seed: int = 0) -> list[dict[str, str]]:
 
 def read_parquet_examples(parquet: Path, n_rows: int | None, remove_on_error: bool) -> list[dict[str, Any]]:
     """The first ``n_rows`` rows (None: all) of columns instruction, input, output, in file order."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # deferred: only the huggingface and local .parquet sources need it
 
     try:
         file = pq.ParquetFile(parquet)
@@ -199,22 +183,19 @@ def read_parquet_examples(parquet: Path, n_rows: int | None, remove_on_error: bo
     return rows if n_rows is None else rows[:n_rows]
 
 
-def _write(folder: Path, record: dict[str, Any]) -> dict[str, Any]:
-    write_text_atomically(folder / INSTRUCTIONS_FILE, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    return record
-
-
-def _from_hub(spec: InstructionSetSpec, source: HubParquet, folder: Path, n_examples: int, retries: int,
-              backoff_s: float) -> dict[str, Any]:
-    download = folder / DOWNLOAD_DIR
-    parquet = download_dataset_file(
+def _from_hub(build: Build) -> dict[str, Any]:
+    spec, n_examples = build.entry, build.options["n_examples"]
+    source = spec.hub
+    download = build.folder / DOWNLOAD_DIR
+    parquet = download_file(
         source.repo, source.revision, source.file, download, what=f"instructions from {source.repo}",
         offline_sources="`local` (a pre-staged instructions.json / alpaca_data.json) or `synthetic`",
-        retries=retries, backoff_s=backoff_s,
+        retries=build.retries, backoff_s=build.backoff_s,
     )
     rows = read_parquet_examples(parquet, n_examples, remove_on_error=True)
     examples = _first(validate_examples(rows, source.url), n_examples, source.url)
-    record = _write(folder, {
+    shutil.rmtree(download, ignore_errors=True)  # ~24 MB; only the first examples are kept
+    return {
         "name": spec.name,
         "examples": examples,
         "source": {"kind": "huggingface", "repo": source.repo, "revision": source.revision, "file": source.file,
@@ -226,9 +207,7 @@ def _from_hub(spec: InstructionSetSpec, source: HubParquet, folder: Path, n_exam
             f"https://github.com/tatsu-lab/stanford_alpaca), Hugging Face dataset {source.repo}, file "
             f"{source.file}, revision {source.revision}; licensed under {spec.license} ({spec.license_url})."
         ),
-    })
-    shutil.rmtree(download, ignore_errors=True)  # ~24 MB; only the first examples are kept
-    return record
+    }
 
 
 def _read_local(file: Path) -> list[Any]:
@@ -241,13 +220,13 @@ def _read_local(file: Path) -> list[Any]:
     return data.get("examples") if isinstance(data, dict) else data
 
 
-def _from_local(path: Path, folder: Path, n_examples: int) -> dict[str, Any]:
-    path = Path(path).expanduser()
+def _from_local(build: Build) -> dict[str, Any]:
+    path, n_examples = build.path.expanduser(), build.options["n_examples"]
     file = path / INSTRUCTIONS_FILE if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(
             f"local instructions {file} do not exist; set `path:` to an instructions.json written by the "
-            "fetch_instructions rule on a machine with internet (or its folder), Stanford Alpaca's "
+            "fetch_data rule on a machine with internet (or its folder), Stanford Alpaca's "
             "alpaca_data.json, a .jsonl or a .parquet with columns instruction/input/output; or use source "
             "`huggingface` / `synthetic`"
         )
@@ -256,64 +235,58 @@ def _from_local(path: Path, folder: Path, n_examples: int) -> dict[str, Any]:
     except (OSError, ValueError) as err:  # JSONDecodeError is a ValueError
         raise ValueError(f"local instructions {file} are unreadable ({err})") from err
     examples = _first(validate_examples(examples, file), n_examples, str(file))
-    return _write(folder, {"name": folder.name, "examples": examples,
-                           "source": {"kind": "local", "path": str(file.resolve()), "n_examples": n_examples},
-                           "staged_from": str(file.resolve())})
+    return {"name": build.name, "examples": examples,
+            "source": {"kind": "local", "path": str(file.resolve()), "n_examples": n_examples},
+            "staged_from": str(file.resolve())}
 
 
-def _from_synthetic(folder: Path, n_examples: int, seed: int) -> dict[str, Any]:
-    return _write(folder, {
-        "name": folder.name,
+def _from_synthetic(build: Build) -> dict[str, Any]:
+    n_examples, seed = build.options["n_examples"], build.options["seed"]
+    return {
+        "name": build.name,
         "examples": synthetic_examples(n_examples, seed),
         "source": {"kind": "synthetic", "seed": seed, "n_examples": n_examples},
         "license": "MIT (isonorm)",
         "attribution": "Generated arithmetic / word tasks; an offline stand-in for Stanford Alpaca (quick preset).",
-    })
+    }
 
 
-def fetch_instructions(
-    name: str = "alpaca",
-    root: str | Path = "resources/data",
-    source: InstructionSource = "huggingface",
-    *,
-    path: str | Path | None = None,
-    n_examples: int = 5000,  # spec lu2024 decision 13: the first 5,000 examples
-    repo: str | None = None,
-    revision: str | None = None,
-    file: str | None = None,
-    seed: int = 0,
-    retries: int = 3,
-    backoff_s: float = 1.0,
-) -> Path:
-    """Make ``root/<name>/instructions.json`` hold the first ``n_examples`` of ``source``; returns ``root/<name>``.
+# --- the kind --------------------------------------------------------------------------------------------
 
-    ``repo``/``revision``/``file`` override the registry's pinned parquet (source ``huggingface``; ignored by
-    the others, so a preset that switches the source may keep them). ``path``: the pre-staged file or folder
-    (source ``local`` only). ``seed``: the synthetic pairs. ``retries``/``backoff_s``: as the data stage.
-    """
-    spec = instruction_set_spec(name)
-    check_source("instruction", name, source, SOURCES, path)
-    check_positive(n_examples=n_examples)
-    hub = replace(spec.hub, **{k: v for k, v in {"repo": repo, "revision": revision, "file": file}.items() if v})
-    request: dict[str, Any] = {"source": source, "n_examples": n_examples}
+# repo/revision/file override the registry's pinned parquet (source huggingface; ignored by the others, so
+# a preset that switches the source may keep them). seed: the synthetic pairs.
+OPTIONS: dict[str, Any] = {
+    "n_examples": 5000,  # decision A13: the first 5,000 examples
+    "repo": None, "revision": None, "file": None, "seed": 0,
+}
+
+
+def _request(spec: InstructionSetSpec, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    check_positive(n_examples=options["n_examples"])
+    request: dict[str, Any] = {"source": source, "n_examples": options["n_examples"]}
     if source == "huggingface":
-        request["url"] = hub.url
+        request["url"] = spec.hub.url
     elif source == "synthetic":
-        request["seed"] = seed
+        request["seed"] = options["seed"]
+    return request
 
-    folder = Path(root) / name
-    existing = read_marker(folder)
-    held = None if existing is None else existing.get("request", {})
-    if already_complete(folder, f"instruction set {name}", held, request, held == request):
-        return folder
 
-    folder.mkdir(parents=True, exist_ok=True)
-    if source == "huggingface":
-        record = _from_hub(spec, hub, folder, n_examples, retries, backoff_s)
-    elif source == "local":
-        record = _from_local(Path(path), folder, n_examples)
-    else:
-        record = _from_synthetic(folder, n_examples, seed)
-    write_marker(folder, {"instructions": name, "request": request, "source": record["source"],
-                          "n_examples": len(record["examples"])})
-    return folder
+def _freeze(build: Build, record: dict[str, Any]) -> dict[str, Any]:
+    """Write the record as instructions.json; the marker keeps its source and size."""
+    write_text_atomically(build.folder / INSTRUCTIONS_FILE, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return {"source": record["source"], "n_examples": len(record["examples"])}
+
+
+INSTRUCTIONS = SourceKind(
+    name="instructions",
+    registry=Registry(INSTRUCTION_SETS, "instruction set",
+                      "isonorm.data.instructions.INSTRUCTION_SETS (an InstructionSetSpec)"),
+    builders={"huggingface": _from_hub, "local": _from_local, "synthetic": _from_synthetic},
+    options=OPTIONS,
+    configure=lambda spec, options: replace(spec, hub=replace(
+        spec.hub, **{key: options[key] for key in ("repo", "revision", "file") if options[key]})),
+    request=_request,
+    fetcher="isonorm.data.instructions.fetch_instructions(name, root, source)",
+    finish=_freeze,
+)
+fetch_instructions = partial(fetch, INSTRUCTIONS)  # (name, root, source, *, path, retries, backoff_s, **OPTIONS)

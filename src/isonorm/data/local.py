@@ -1,17 +1,15 @@
-"""The ``local`` source: a pre-staged folder in torchvision's layout (for air-gapped clusters, DESIGN 4).
+"""The ``local`` source: a pre-staged folder in torchvision's layout (for air-gapped clusters, architecture §4).
 
 The folder may be the torchvision root (holding e.g. ``cifar-10-batches-py/``) or that layout folder itself.
-Files are hard-linked into the data root when both are on one file system (no extra space, and the copy
-survives the staging folder), otherwise copied; each lands under a temporary name and is renamed into
-place, so an interrupted staging never leaves a half-written file under its final name.
+Files are hard-linked into the data root when both are on one file system, otherwise copied
+(:func:`isonorm.sources.link_or_copy`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
+from ..sources import link_or_copy, staged_folder
 from .registry import DatasetSpec
 
 
@@ -23,31 +21,13 @@ def locate_layout(spec: DatasetSpec, staged: Path) -> Path:
     return staged
 
 
-def link_or_copy(source: Path, target: Path) -> None:
-    """Place ``source`` at ``target`` atomically: hard link if possible, else copy."""
-    if target.exists() and os.path.samefile(source, target):
-        return
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.staging")
-    tmp.unlink(missing_ok=True)
-    try:
-        try:
-            os.link(source, tmp)
-        except OSError:  # another file system, or links not supported
-            shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def stage_local(spec: DatasetSpec, staged: Path, dataset_dir: Path) -> None:
     """Check that ``staged`` holds every file of ``spec`` and link/copy them to ``dataset_dir/<layout>``."""
-    staged = Path(staged).expanduser()
-    if not staged.is_dir():
-        raise FileNotFoundError(
-            f"local data folder {staged} for {spec.name} does not exist; set `path:` to the folder where "
-            f"torchvision.datasets.{spec.torchvision_class}(root, download=True) put the data (it holds "
-            f"`{spec.layout}/`), or use source `torchvision` / `synthetic`."
-        )
+    staged = staged_folder(
+        staged, "data", spec.name,
+        f"the folder where torchvision.datasets.{spec.torchvision_class}(root, download=True) put the data (it "
+        f"holds `{spec.layout}/`), or use source `torchvision` / `synthetic`.",
+    )
     layout_dir = locate_layout(spec, staged)
     missing = spec.missing_files(layout_dir)
     if missing:

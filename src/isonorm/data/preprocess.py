@@ -26,24 +26,24 @@ class Normalization:
 
 
 NAMED_TRANSFORMS: dict[str, Normalization | None] = {
-    # ToTensor only, pixels in [0, 1]: spec lu2024 A.1.4 (F) "ToTensor only, values in [0,1], flattened; no
-    # mean/std normalisation" (MNIST FNN); spec daneshmand2021 AppFig7 SVD init "ToTensor only, no normalisation".
+    # ToTensor only, pixels in [0, 1]: A.1.4 (F) "ToTensor only, values in [0,1], flattened; no
+    # mean/std normalisation" (MNIST FNN); B-AppFig7 SVD init "ToTensor only, no normalisation".
     "to_tensor": None,
-    # Normalize(0.5, 0.5) -> [-1, 1]: spec daneshmand2021 Fig 4a "ToTensor + Normalize(0.5, 0.5) (→ [−1,1])";
-    # spec lu2024 A.1.4 (C)/(R) "Normalize(mean 0.5, std 0.5 per channel)"; spec joudaki2023 (B)
+    # Normalize(0.5, 0.5) -> [-1, 1]: B-Fig4a "ToTensor + Normalize(0.5, 0.5) (→ [−1,1])";
+    # A.1.4 (C)/(R) "Normalize(mean 0.5, std 0.5 per channel)"; D.0 (B)
     # "Normalize(0.5, 0.5) per channel ... for MNIST, FashionMNIST, CIFAR10 and CIFAR100".
     "half": Normalization((0.5,), (0.5,)),
-    # MNIST statistics: spec meterez2024 "Data" table (MNIST 0.1307 / 0.3081); spec daneshmand2021 AppFig6a/b
+    # MNIST statistics: C.0 "Data" table (MNIST 0.1307 / 0.3081); B-AppFig6a/B-AppFig6b
     # "Normalize(0.1307, 0.3081) (MNIST constants broadcast to 3 channels)" on CIFAR-10.
     "mnist_constants": Normalization((0.1307,), (0.3081,)),
-    # Per-data-set statistics of meterez2024's src/constants.py: spec meterez2024 "Data" table.
+    # Per-data-set statistics of meterez2024's src/constants.py: C.0 "Data" table.
     "fashionmnist_constants": Normalization((0.2860,), (0.3530,)),
     "cifar10_constants": Normalization((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261)),
     "cifar100_constants": Normalization((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)),
 }
 
 # ``dataset_constants`` picks the statistics of the data set being loaded (meterez2024 trains on all four
-# with its per-data-set table, spec meterez2024 "Data").
+# with its per-data-set table, C.0 "Data").
 DATASET_CONSTANTS = {
     "mnist": "mnist_constants",
     "fashionmnist": "fashionmnist_constants",

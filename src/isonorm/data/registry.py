@@ -5,7 +5,7 @@ the layout torchvision's own dataset class creates when called with ``root=<root
 serves them all. Layouts, file names and split sizes are those of torchvision's ``datasets/cifar.py`` and
 ``datasets/mnist.py`` (``base_folder``/``train_list``/``test_list``/``meta``; ``raw_folder``/``resources``).
 Users of each data set: CIFAR-10 all four papers; CIFAR-100 lu2024 (app. tables 2-3) and meterez2024;
-MNIST lu2024, meterez2024, joudaki2023; FashionMNIST meterez2024 (spec meterez2024 "Data").
+MNIST lu2024, meterez2024, joudaki2023; FashionMNIST meterez2024 (C.0 "Data").
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from ..sources import Registry
 
 Split = Literal["train", "test"]
 SPLITS: tuple[Split, ...] = ("train", "test")
@@ -57,6 +59,23 @@ def _idx_files(prefix: str) -> tuple[str, str]:
     return (f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte")
 
 
+def _mnist_like(name: str, torchvision_class: str) -> DatasetSpec:
+    """MNIST and FashionMNIST share torchvision's layout (``<class>/raw``), idx files and sizes."""
+    return DatasetSpec(
+        name=name,
+        torchvision_class=torchvision_class,
+        layout=f"{torchvision_class}/raw",
+        file_format="idx",
+        split_files={"train": _idx_files("train"), "test": _idx_files("t10k")},
+        meta_file=None,
+        meta_key=None,
+        label_key=None,
+        image_shape=(28, 28),
+        num_classes=10,
+        split_sizes={"train": 60_000, "test": 10_000},
+    )
+
+
 DATASETS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
@@ -86,45 +105,12 @@ DATASETS: dict[str, DatasetSpec] = {
             num_classes=100,
             split_sizes={"train": 50_000, "test": 10_000},
         ),
-        DatasetSpec(
-            name="mnist",
-            torchvision_class="MNIST",
-            layout="MNIST/raw",
-            file_format="idx",
-            split_files={"train": _idx_files("train"), "test": _idx_files("t10k")},
-            meta_file=None,
-            meta_key=None,
-            label_key=None,
-            image_shape=(28, 28),
-            num_classes=10,
-            split_sizes={"train": 60_000, "test": 10_000},
-        ),
-        DatasetSpec(
-            name="fashionmnist",
-            torchvision_class="FashionMNIST",
-            layout="FashionMNIST/raw",
-            file_format="idx",
-            split_files={"train": _idx_files("train"), "test": _idx_files("t10k")},
-            meta_file=None,
-            meta_key=None,
-            label_key=None,
-            image_shape=(28, 28),
-            num_classes=10,
-            split_sizes={"train": 60_000, "test": 10_000},
-        ),
+        _mnist_like("mnist", "MNIST"),
+        _mnist_like("fashionmnist", "FashionMNIST"),
     )
 }
-
-
-def dataset_spec(name: str) -> DatasetSpec:
-    """The registry entry for ``name``, or a clear error listing the known data sets."""
-    try:
-        return DATASETS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown data set {name!r}; known: {', '.join(sorted(DATASETS))}. "
-            "Add an entry to isonorm.data.registry.DATASETS to support another one."
-        ) from None
+DATASET_REGISTRY = Registry(DATASETS, "data set", "isonorm.data.registry.DATASETS")
+dataset_spec = DATASET_REGISTRY.lookup  # the entry for a name, or an error listing the known data sets
 
 
 def check_split(split: str) -> Split:

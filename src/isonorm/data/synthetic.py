@@ -1,7 +1,7 @@
 """The ``synthetic`` source: a deterministic stand-in with the real data set's shapes, dtype and classes.
 
 It is written to disk in torchvision's layout and format, so the quick preset runs the very reader and
-preprocessing code of the full pipeline (DESIGN 4). Each class has its own random mean image; a sample is
+preprocessing code of the full pipeline (architecture §4). Each class has its own random mean image; a sample is
 its class mean plus Gaussian pixel noise, rounded to uint8. Classes are therefore (nearly linearly)
 separable and a network's training loss falls, as the training curves of the papers need.
 """

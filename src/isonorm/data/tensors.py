@@ -1,4 +1,4 @@
-"""Load a split once as device-resident tensors (DESIGN 8: no per-sample DataLoader in hot loops)."""
+"""Load a split once as device-resident tensors (architecture §8: no per-sample DataLoader in hot loops)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import NamedTuple
 import torch
 
 from ..runtime import resolve_device
+from .fetch import DATASET
 from .formats import read_split
-from .marker import marker_path, read_marker
 from .preprocess import TransformSpec, preprocess, resolve_normalization
 from .registry import check_split, dataset_spec
 
@@ -41,11 +41,7 @@ def load_split(
     split = check_split(split)
     norm = resolve_normalization(transform, name)
     dataset_dir = Path(root) / name
-    if read_marker(dataset_dir) is None:
-        raise FileNotFoundError(
-            f"{name} is not ready: {marker_path(dataset_dir)} is missing (absent or interrupted fetch). "
-            "Run the fetch_dataset rule / snakemake first (or isonorm.data.fetch_dataset)."
-        )
+    DATASET.require_complete(dataset_dir)  # absent or interrupted fetch: an error naming the fetch
     if limit is not None and (not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
     images, labels = read_split(spec, dataset_dir, split)

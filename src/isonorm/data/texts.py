@@ -1,17 +1,17 @@
 """Small text corpora for probing language models, frozen into one ``texts.json`` per corpus.
 
 Joudaki et al. (2023), Fig. B.5 feeds GPT-2 the first 512 characters of the first 10 articles of Simple
-English Wikipedia (``load_dataset('wikipedia', '20220301.simple')``, train split, dataset order; spec
-joudaki2023 D-FigB5). The legacy loading script no longer runs on recent ``datasets`` versions, so, per
-decision D7 and the paper's own decision paragraph, the download stage fetches ONE parquet file of a pinned
-dataset revision, keeps only those 10 strings and writes ``<root>/<name>/texts.json`` with the source
-(repository, file, revision) and the CC BY-SA 3.0 attribution. Sources:
+English Wikipedia (``load_dataset('wikipedia', '20220301.simple')``, train split, dataset order;
+D-FigB5). The legacy loading script no longer runs on recent ``datasets`` versions, so, per decision D7, the
+download stage fetches ONE parquet file of a pinned dataset revision, keeps only those 10 strings and writes
+``<root>/<name>/texts.json`` with the source (repository, file, revision) and the CC BY-SA 3.0 attribution.
+Sources:
 
 - ``huggingface``: that download (preferred repository first, then the fallback if the first is gone);
 - ``local``: a pre-staged ``texts.json`` (e.g. written by this stage on a machine with internet);
 - ``shipped``: a few short texts written for this project (``shipped_texts.json``; the offline quick preset).
 
-The ``.ready`` marker (:mod:`.marker`) is written last; a complete corpus is never rewritten.
+:func:`isonorm.sources.fetch` writes the ``.ready`` marker last; a complete corpus is never rewritten.
 """
 
 from __future__ import annotations
@@ -20,23 +20,19 @@ import json
 import logging
 import shutil
 from dataclasses import dataclass, replace
+from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 from ..atomic import write_text_atomically
-from .marker import (
-    already_complete, check_positive, check_source, download_dataset_file, read_frozen_json, read_marker,
-    write_marker,
-)
+from ..sources import Build, HubNotFoundError, Registry, SourceKind, check_positive, download_file, fetch
 
 log = logging.getLogger(__name__)
 
 TEXTS_FILE = "texts.json"
 SHIPPED_FILE = "shipped_texts.json"
 DOWNLOAD_DIR = ".download"  # the parquet lands here and is removed once texts.json is written
-SOURCES: tuple[str, ...] = ("huggingface", "local", "shipped")
-TextSource = Literal["huggingface", "local", "shipped"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +63,7 @@ TEXT_CORPORA: dict[str, TextCorpusSpec] = {
         name="simplewiki",
         title="Simple English Wikipedia",
         candidates=(
-            # Preferred (spec D-FigB5): the processed 20220301.simple dump the paper loaded, in the repository
+            # Preferred (D-FigB5): the processed 20220301.simple dump the paper loaded, in the repository
             # the old `wikipedia` id now redirects to. File path: public listings of this repository
             # (`resolve/main/data/20220301.simple/train-00000-of-00001.parquet`, 205,328 rows; columns id,
             # url, title, text). Revision: the commit third-party projects pin for this repository's
@@ -78,7 +74,7 @@ TEXT_CORPORA: dict[str, TextCorpusSpec] = {
                 file="data/20220301.simple/train-00000-of-00001.parquet",
                 config="20220301.simple",
             ),
-            # Fallback (spec D-FigB5): the Wikimedia-maintained dump of 2023-11-01; article order and texts
+            # Fallback (D-FigB5): the Wikimedia-maintained dump of 2023-11-01; article order and texts
             # differ from the paper's. Revision: widely pinned commit of wikimedia/wikipedia; file: its
             # single .simple shard (about 157 MB, 241,787 rows), per public listings.
             HubParquet(
@@ -92,16 +88,6 @@ TEXT_CORPORA: dict[str, TextCorpusSpec] = {
         license_url="https://creativecommons.org/licenses/by-sa/3.0/",
     ),
 }
-
-
-def text_corpus_spec(name: str) -> TextCorpusSpec:
-    try:
-        return TEXT_CORPORA[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown text corpus {name!r}; known: {sorted(TEXT_CORPORA)}. Add a TextCorpusSpec to "
-            "isonorm.data.texts.TEXT_CORPORA."
-        ) from None
 
 
 def shipped_texts() -> list[str]:
@@ -137,7 +123,7 @@ def validate_record(record: Any, where: str | Path) -> dict[str, Any]:
 
 
 def _select(texts: Sequence[str], n_texts: int, max_chars: int, where: str) -> list[str]:
-    """The first ``n_texts`` texts, each cut to its first ``max_chars`` characters (spec D-FigB5)."""
+    """The first ``n_texts`` texts, each cut to its first ``max_chars`` characters (D-FigB5)."""
     check_positive(n_texts=n_texts, max_chars=max_chars)
     if len(texts) < n_texts:
         raise ValueError(
@@ -149,9 +135,7 @@ def _select(texts: Sequence[str], n_texts: int, max_chars: int, where: str) -> l
 
 def read_texts(folder: str | Path) -> dict[str, Any]:
     """The validated ``texts.json`` of a fetched corpus folder (marker required)."""
-    record = read_frozen_json(folder, TEXTS_FILE, "text corpus", "isonorm.data.fetch_texts")
-    path = Path(folder) / TEXTS_FILE
-    return validate_record(record, path)
+    return validate_record(TEXTS.read_file(folder, TEXTS_FILE, json.loads), Path(folder) / TEXTS_FILE)
 
 
 def load_texts(folder: str | Path, n_texts: int | None = None, max_chars: int | None = None) -> list[str]:
@@ -162,12 +146,12 @@ def load_texts(folder: str | Path, n_texts: int | None = None, max_chars: int | 
     return _select(texts, n, chars, str(Path(folder) / TEXTS_FILE))
 
 
-# --- the three sources -------------------------------------------------------------------------------------
+# --- the three sources: each returns the record that is frozen into texts.json ------------------------------
 
 
 def read_first_rows(parquet: Path, n_rows: int) -> list[dict[str, Any]]:
     """The first ``n_rows`` rows (file order = dataset order) of columns text, title, url of ``parquet``."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # deferred: only the huggingface source needs it
 
     try:
         file = pq.ParquetFile(parquet)
@@ -188,19 +172,17 @@ def read_first_rows(parquet: Path, n_rows: int) -> list[dict[str, Any]]:
     return rows[:n_rows]
 
 
-def _from_hub(
-    spec: TextCorpusSpec, folder: Path, candidates: Sequence[HubParquet], n_texts: int, max_chars: int,
-    retries: int, backoff_s: float,
-) -> dict[str, Any]:
-    from ..checkpoints.errors import HubNotFoundError
-
+def _from_hub(build: Build) -> dict[str, Any]:
+    spec, n_texts, max_chars = build.entry, build.options["n_texts"], build.options["max_chars"]
+    candidates = spec.candidates
     failures = []
     for index, source in enumerate(candidates):
-        download = folder / DOWNLOAD_DIR
+        download = build.folder / DOWNLOAD_DIR
         try:
-            parquet = download_dataset_file(
+            parquet = download_file(
                 source.repo, source.revision, source.file, download, what=f"texts from {source.repo}",
-                offline_sources="`local` (a texts.json) or `shipped`", retries=retries, backoff_s=backoff_s,
+                offline_sources="`local` (a texts.json) or `shipped`", retries=build.retries,
+                backoff_s=build.backoff_s,
             )
         except HubNotFoundError as err:
             failures.append(str(err))
@@ -209,7 +191,8 @@ def _from_hub(
             continue
         rows = read_first_rows(parquet, n_texts)
         texts = _select([r["text"] for r in rows], n_texts, max_chars, source.url)
-        record = {
+        shutil.rmtree(download, ignore_errors=True)  # ~100-160 MB; only the 10 strings are kept (D7)
+        return {
             "name": spec.name,
             "texts": texts,
             "titles": [r.get("title") for r in rows],
@@ -221,18 +204,15 @@ def _from_hub(
             "license_url": spec.license_url,
             "attribution": attribution(spec, source, n_texts, max_chars),
         }
-        write_text_atomically(folder / TEXTS_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-        shutil.rmtree(download, ignore_errors=True)  # ~100-160 MB; only the 10 strings are kept (D7)
-        return record
     raise HubNotFoundError("none of the configured sources of the texts exists:\n  " + "\n  ".join(failures))
 
 
-def _from_local(path: Path, folder: Path, n_texts: int, max_chars: int) -> dict[str, Any]:
-    path = Path(path).expanduser()
+def _from_local(build: Build) -> dict[str, Any]:
+    path = build.path.expanduser()
     file = path / TEXTS_FILE if path.is_dir() else path
     if not file.is_file():
         raise FileNotFoundError(
-            f"local texts {file} do not exist; set `path:` to a texts.json written by the fetch_texts rule on a "
+            f"local texts {file} do not exist; set `path:` to a texts.json written by the fetch_data rule on a "
             "machine with internet (or the folder holding it), or use source `huggingface` / `shipped`"
         )
     try:
@@ -240,72 +220,64 @@ def _from_local(path: Path, folder: Path, n_texts: int, max_chars: int) -> dict[
     except (OSError, ValueError) as err:
         raise ValueError(f"local texts {file} are not valid JSON ({err})") from err
     record = validate_record(record, file)
-    record = {**record, "texts": _select(record["texts"], n_texts, max_chars, str(file)),
-              "staged_from": str(file.resolve())}
-    write_text_atomically(folder / TEXTS_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    return record
+    texts = _select(record["texts"], build.options["n_texts"], build.options["max_chars"], str(file))
+    return {**record, "texts": texts, "staged_from": str(file.resolve())}
 
 
-def _from_package(spec: TextCorpusSpec, folder: Path, n_texts: int, max_chars: int) -> dict[str, Any]:
-    record = {
-        "name": spec.name,
+def _from_package(build: Build) -> dict[str, Any]:
+    n_texts, max_chars = build.options["n_texts"], build.options["max_chars"]
+    return {
+        "name": build.name,
         "texts": _select(shipped_texts(), n_texts, max_chars, f"isonorm/data/{SHIPPED_FILE}"),
         "source": {"kind": "shipped", "file": f"isonorm/data/{SHIPPED_FILE}", "n_texts": n_texts,
                    "max_chars": max_chars},
         "license": "MIT (isonorm)",
-        "attribution": f"Short texts written for this project; stand-ins for {spec.title} (offline preset).",
+        "attribution": f"Short texts written for this project; stand-ins for {build.entry.title} (offline preset).",
     }
-    write_text_atomically(folder / TEXTS_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    return record
 
 
-def fetch_texts(
-    name: str = "simplewiki",
-    root: str | Path = "resources/data",
-    source: TextSource = "huggingface",
-    *,
-    path: str | Path | None = None,
-    n_texts: int = 10,  # spec D-FigB5: articles 0..9
-    max_chars: int = 512,  # spec D-FigB5: the first 512 characters (characters, not tokens)
-    repo: str | None = None,
-    revision: str | None = None,
-    file: str | None = None,
-    config: str | None = None,
-    fallback: bool = True,
-    retries: int = 3,
-    backoff_s: float = 1.0,
-) -> Path:
-    """Make ``root/<name>/texts.json`` hold the corpus from ``source``; returns ``root/<name>``.
+# --- the kind --------------------------------------------------------------------------------------------
 
-    ``repo``/``revision``/``file``/``config`` override the preferred Hub parquet (source ``huggingface``, ignored
-    by the others);
-    ``fallback`` allows the registry's later candidates when it is not found. ``path``: the pre-staged
-    texts.json or its folder (source ``local`` only). ``retries``/``backoff_s``: as the data stage.
-    """
-    spec = text_corpus_spec(name)
-    check_source("text", name, source, SOURCES, path)
-    # Hub settings stay in the config when a preset switches the source (Snakemake merges config files key
-    # by key), so the other sources ignore them rather than fail.
-    overrides = {k: v for k, v in {"repo": repo, "revision": revision, "file": file, "config": config}.items() if v}
-    check_positive(n_texts=n_texts, max_chars=max_chars)
-    candidates = [replace(spec.candidates[0], **overrides), *(spec.candidates[1:] if fallback else ())]
-    request: dict[str, Any] = {"source": source, "n_texts": n_texts, "max_chars": max_chars}
+# repo/revision/file/config override the preferred Hub parquet (source huggingface); `fallback` allows the
+# registry's later candidates when it is not found. Hub settings stay in the config when a preset switches
+# the source (Snakemake merges config files key by key), so the other sources ignore them rather than fail.
+OPTIONS: dict[str, Any] = {
+    "n_texts": 10,  # D-FigB5: articles 0..9
+    "max_chars": 512,  # D-FigB5: the first 512 characters (characters, not tokens)
+    "repo": None, "revision": None, "file": None, "config": None, "fallback": True,
+}
+HUB_KEYS = ("repo", "revision", "file", "config")
+
+
+def _configure(spec: TextCorpusSpec, options: dict[str, Any]) -> TextCorpusSpec:
+    """The candidates to try: the preferred one with the config's overrides, then (``fallback``) the others."""
+    overrides = {key: options[key] for key in HUB_KEYS if options[key]}
+    fallbacks = spec.candidates[1:] if options["fallback"] else ()
+    return replace(spec, candidates=(replace(spec.candidates[0], **overrides), *fallbacks))
+
+
+def _request(spec: TextCorpusSpec, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    check_positive(n_texts=options["n_texts"], max_chars=options["max_chars"])
+    request: dict[str, Any] = {"source": source, "n_texts": options["n_texts"], "max_chars": options["max_chars"]}
     if source == "huggingface":
-        request["candidates"] = [c.url for c in candidates]
+        request["candidates"] = [c.url for c in spec.candidates]
+    return request
 
-    folder = Path(root) / name
-    existing = read_marker(folder)
-    held = None if existing is None else existing.get("request", {})
-    if already_complete(folder, f"text corpus {name}", held, request, held == request):
-        return folder
 
-    folder.mkdir(parents=True, exist_ok=True)
-    if source == "huggingface":
-        record = _from_hub(spec, folder, candidates, n_texts, max_chars, retries, backoff_s)
-    elif source == "local":
-        record = _from_local(Path(path), folder, n_texts, max_chars)
-    else:
-        record = _from_package(spec, folder, n_texts, max_chars)
-    write_marker(folder, {"texts": name, "request": request, "source": record.get("source", {}),
-                          "n_texts": len(record["texts"])})
-    return folder
+def _freeze(build: Build, record: dict[str, Any]) -> dict[str, Any]:
+    """Write the record as texts.json; the marker keeps its source and size."""
+    write_text_atomically(build.folder / TEXTS_FILE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return {"source": record.get("source", {}), "n_texts": len(record["texts"])}
+
+
+TEXTS = SourceKind(
+    name="texts",
+    registry=Registry(TEXT_CORPORA, "text corpus", "isonorm.data.texts.TEXT_CORPORA (a TextCorpusSpec)"),
+    builders={"huggingface": _from_hub, "local": _from_local, "shipped": _from_package},
+    options=OPTIONS,
+    configure=_configure,
+    request=_request,
+    fetcher="isonorm.data.fetch_texts(name, root, source)",
+    finish=_freeze,
+)
+fetch_texts = partial(fetch, TEXTS)  # (name, root, source, *, path, retries, backoff_s, **OPTIONS)

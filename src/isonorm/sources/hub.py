@@ -1,20 +1,23 @@
 """Calls to the Hugging Face Hub with retries, and its errors translated into ones that say what to do.
 
-Shared by the checkpoint stage (``snapshot_download``) and the text corpora (``hf_hub_download``). Retries
-follow the data stage's torchvision download (``isonorm.data.download``): ``retries`` more attempts after
-the first, waits doubling from ``backoff_s`` (1, 2, 4 s by default), so that a transient error passes and an
-offline machine fails within seconds. Only transient causes are retried (no connection, time-outs, HTTP 429
-and 5xx); a missing repository, revision or file and a gated repository fail at once.
+Every Hub download of the pipeline goes through :func:`call_hub`: one file of a dataset or model repository
+(:func:`download_file`: texts, corpora, instruction sets) or a checkpoint's snapshot
+(``isonorm.checkpoints.fetch``). Retries follow the data sets' torchvision download
+(``isonorm.data.download``): ``retries`` more attempts after the first, waits doubling from ``backoff_s``
+(1, 2, 4 s by default), so that a transient error passes and an offline machine fails within seconds. Only
+transient causes are retried (no connection, time-outs, HTTP 429 and 5xx); a missing repository, revision
+or file and a gated repository fail at once. ``huggingface_hub`` is imported where it is used: it is slow to
+import and only the ``huggingface`` sources need it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, TypeVar
+from pathlib import Path
+from typing import Callable, Literal, TypeVar
 
-from ..data.download import QUICK_PRESET_COMMAND  # one wording of the quick-preset hint
-from .errors import GatedRepoAccessError, HubError, HubNotFoundError, HubUnreachableError
+from .errors import QUICK_PRESET_COMMAND, GatedRepoAccessError, HubError, HubNotFoundError, HubUnreachableError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -135,3 +138,22 @@ def call_hub(
             log.warning("%s: Hub not reachable (%s); retrying in %.0f s", what, cause, wait)
             time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def download_file(
+    repo: str, revision: str, file: str, target: Path, *, repo_type: Literal["dataset", "model"] = "dataset",
+    what: str, offline_sources: str, retries: int, backoff_s: float,
+) -> Path:
+    """One file of a Hub repository (``repo_type`` dataset or model) at a pinned revision, into ``target``.
+
+    Retried and translated by :func:`call_hub`: errors name the cause (unknown repository or revision, gated,
+    unreachable) and, for an unreachable Hub, the ``offline_sources`` that work without it.
+    """
+    from huggingface_hub import hf_hub_download
+
+    return Path(call_hub(
+        lambda: hf_hub_download(repo_id=repo, filename=file, repo_type=repo_type, revision=revision,
+                                local_dir=target),
+        what=what, repo=repo, revision=revision, repo_type=repo_type, retries=retries, backoff_s=backoff_s,
+        offline_sources=offline_sources,
+    ))
