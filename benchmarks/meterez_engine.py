@@ -1,25 +1,27 @@
 """Steps per second and ops per step of the meterez2024 training engine vs a plain eager loop; the grid cost.
 
-Model: the training architecture of spec C-Fig4 (width 100, batch 100, torch BN + bias, orthogonal, gain
+Model: the training architecture of C-Fig4 (width 100, batch 100, torch BN + bias, orthogonal, gain
 exponent 0.4, plain SGD lr 0.001) on CIFAR-shaped random inputs (3072 features). Methods:
 
 - ``eager``: one ``single_run_reference`` network (nn.Sequential, 10 classes), ``torch.optim.SGD``,
   ``loss.item()`` per step, as run.py does; every run trained one after another → steps/s of ONE run.
-- ``engine``: what one grid job runs (config ``stacks``): :class:`StackedBNMLP` with sin, tanh and identity
-  × CIFAR-10 and CIFAR-100 (10 and 100 classes) stacked, R = 6, and :class:`StackedSGDStep` (device-side
-  gather from both data sets, foreach SGD, on CUDA one CUDA-graph replay per step) → steps/s of the stack,
-  each step advancing all six runs.
+- ``engine``: what one grid job runs (config ``stacks``), built by the grid's own
+  ``training_grid.grid_training``: :class:`StackedBNMLP` with sin, tanh and identity × CIFAR-10 and
+  CIFAR-100 (10 and 100 classes) stacked, R = 6, and :class:`StackedSGDStep` (device-side gather from both
+  data sets, foreach SGD, on CUDA one CUDA-graph replay per step), trained by the engine's epoch loop
+  (``isonorm.train.train_epochs``: the job's per-run batch orders, the per-epoch loss sync) for two epochs of
+  ``--steps`` steps; the second epoch is timed → steps/s of the stack, each step advancing all six runs.
 
 Projection of the ``paper`` grid (4 data sets × 3 activations × depths {100, 500, 1000} × 1000 epochs; 500
-steps/epoch for CIFAR, 600 for MNIST/FashionMNIST; spec C.Z): eager trains 36 runs one by one; the engine
+steps/epoch for CIFAR, 600 for MNIST/FashionMNIST; C.Z): eager trains 36 runs one by one; the engine
 runs one job per (stack, depth), cifar10+cifar100 and mnist+fashionmnist, each step at the engine's time at
 that depth (linear in depth between the measured depths; the MNIST stack's smaller first layer is counted at
-CIFAR's cost). The per-epoch test pass and measurement are not included (≈ 5–10 % more, spec C.Z).
+CIFAR's cost). The per-epoch test pass and measurement are not included (≈ 5–10 % more, C.Z).
 
 Ops per step: on a GPU a width-100 step is bound by kernel launches, so the benchmark also counts the ATen
-operators one step dispatches (``isonorm.train.op_count.OpCounter``: forward, backward and update; views and
+operators one step dispatches (``benchmarks/op_count.py``, ``OpCounter``: forward, backward and update; views and
 allocations excluded) — a device-independent count that a CPU can measure. From the engine's count it derives
-the grid's total ops and the time per op at which the grid would take 24 h (the issue's goal) and 8 h
+the grid's total ops and the time per op at which the grid would take 24 h (the goal) and 8 h
 (stretch): a GPU that executes the captured graph faster than that per op meets the goal. Usage:
 
     python benchmarks/meterez_engine.py --device auto --depths 100 1000 --steps 20
@@ -37,21 +39,27 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from op_count import OpCounter  # benchmarks/op_count.py, next to this script
+
 from isonorm.atomic import write_text_atomically
-from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_reference
+from isonorm.data import dataset_spec
+from isonorm.experiments.meterez2024.training_grid import grid_training
+from isonorm.models.bn_mlp import BNMLPConfig, single_run_reference
 from isonorm.provenance import provenance
 from isonorm.runtime import generator, resolve_device
-from isonorm.train.fast_step import StackedSGDStep
-from isonorm.train.op_count import OpCounter
 
-ACTS = ("sin", "tanh", "identity")  # spec C-Fig4 panels
+ACTS = ("sin", "tanh", "identity")  # C-Fig4 panels
 STEPS_PER_EPOCH = {"cifar10": 500, "cifar100": 500, "mnist": 600, "fashionmnist": 600}  # 50000/100, 60000/100
 STACKS = (("cifar10", "cifar100"), ("mnist", "fashionmnist"))  # config.yaml meterez2024: training: stacks
-STACK_CLASSES = (10, 100)  # the benchmarked stack: CIFAR-10 and CIFAR-100
-GRID_DEPTHS = (100, 500, 1000)  # spec C-Fig4
+GRID_DEPTHS = (100, 500, 1000)  # C-Fig4
 EPOCHS = 1000  # decision C5 "paper" preset
-GOAL_HOURS = {"goal": 24.0, "stretch": 8.0}  # the issue's speed goal on one H200
-N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device; spec C-Fig4 batch and lr
+GOAL_HOURS = {"goal": 24.0, "stretch": 8.0}  # the grid's speed goal on one H200
+N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device (eager); C-Fig4 batch and lr
+GRID_CFG = {  # the keys of config.yaml meterez2024: training: that grid_training reads, at C-Fig4's values
+    "width": 100, "batch_size": BATCH, "lr": LR, "epochs": 2, "activations": list(ACTS), "gain_exponent": 0.4,
+    "norm": "torch_bn", "bias": True, "init": "orthogonal", "checkpoint_every": 1, "measure_on_copy": False,
+    "cuda_graph": "auto",
+}
 
 
 def _config(depth: int, classes: int) -> BNMLPConfig:
@@ -95,24 +103,26 @@ def eager_step(depth: int, steps: int, device: torch.device) -> tuple[float, int
 
 
 def engine_step(depth: int, steps: int, device: torch.device, cuda_graph: bool | None) -> tuple[float, int]:
-    """One grid job's stack (3 activations × 2 data sets); one call advances all six runs: seconds and ops
-    per step (ops counted on an eager twin of the step: a graph replay dispatches no operator)."""
-    x = torch.randn(len(STACK_CLASSES), N_SAMPLES, 3072, device=device)
-    y = torch.stack([torch.randint(0, c, (N_SAMPLES,), device=device) for c in STACK_CLASSES])
-    runs = [(act, k) for act in ACTS for k in range(len(STACK_CLASSES))]  # grouped by activation
-    model = StackedBNMLP(
-        _config(depth, max(STACK_CLASSES)), [generator("bench", depth, act, k) for act, k in runs],
-        activations=[act for act, _ in runs], classes=[STACK_CLASSES[k] for _, k in runs],
-    ).to(device)
-    run_data = torch.tensor([k for _, k in runs], device=device)
-    step = StackedSGDStep(model, x, y, len(runs), BATCH, LR, cuda_graph=cuda_graph, run_data=run_data)
-    index = torch.randint(0, N_SAMPLES, (steps + 1, len(runs), BATCH), device=device)
-    step(index[0])
+    """One grid job's stack (3 activations × CIFAR-10 and CIFAR-100) as ``grid_training`` builds it, trained by
+    the engine for two epochs of ``steps`` steps on random data: seconds per step of the second epoch (the
+    first holds the warm-up) and ops per step (counted on an eager twin of the step: a graph replay
+    dispatches no operator)."""
+    stack, n = STACKS[0], steps * BATCH
+    x = torch.randn(len(stack), n, 3072, device=device)
+    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (n,), device=device) for name in stack])
+    cfg = {**GRID_CFG, "cuda_graph": "auto" if cuda_graph is None else cuda_graph}
+    job = grid_training(cfg, stack, ACTS, depth, x, y)
+    ends: list[float] = []
+
+    def clock(model, epoch: int) -> dict:
+        ends.append(time.perf_counter())  # called after the epoch's loss sync, as the grid's measurement is
+        return {}
+
+    job.train(measure=clock)
+    index = torch.randint(0, n, (len(job.runs), BATCH), device=device)
     with OpCounter() as counter:
-        step._step(index[0])  # the captured computation, run eagerly once
-    seconds = _timed(lambda i: step(index[i + 1]), steps, device)
-    step.loss_sum.cpu()  # the engine syncs once per epoch
-    return seconds, counter.total
+        job.step._step(index)  # the captured computation, run eagerly once
+    return (ends[2] - ends[1]) / steps, counter.total
 
 
 def _at_grid_depth(per_depth: dict[int, float], depth: int) -> float:
@@ -147,7 +157,7 @@ def main() -> None:
     device = resolve_device(args.device)
     torch.set_grad_enabled(True)
     eager, engine, eager_ops, engine_ops = {}, {}, {}, {}
-    runs = len(ACTS) * len(STACK_CLASSES)
+    runs = len(ACTS) * len(STACKS[0])
     for depth in args.depths:
         eager[depth], eager_ops[depth] = eager_step(depth, args.steps, device)
         engine[depth], engine_ops[depth] = engine_step(depth, args.steps, device, False if args.no_graph else None)

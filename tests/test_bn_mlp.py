@@ -1,4 +1,4 @@
-"""Contracts of the natively stacked MLPWithBatchNorm (spec meterez2024 C.0)."""
+"""Contracts of the natively stacked MLPWithBatchNorm (C.0)."""
 
 from __future__ import annotations
 

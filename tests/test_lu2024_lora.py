@@ -23,7 +23,7 @@ from isonorm.results import write_results
 QWEN2_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "gate_proj", "down_proj"]
 TINY = {"num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 2, "intermediate_size": 64,
         "vocab_size": 400, "max_position_embeddings": 256}
-CFG = {  # the quick-preset shape of `lu2024: table5: lora:` (decision 13's recipe at tiny size)
+CFG = {  # the quick-preset shape of `lu2024: table5: lora:` (decision A13's recipe at tiny size)
     "layer": 1, "rank": 4, "alpha": 16, "dropout": 0.05,
     "targets": {"qwen": ["c_attn", "c_proj", "w1", "w2"], "qwen2": QWEN2_TARGETS},
     "lr": 2.0e-4, "epochs": 1, "max_length": 256, "batch_size": 2, "grad_accumulation": 2, "warmup_steps": 0,
@@ -67,7 +67,7 @@ def test_merge_changes_exactly_the_targeted_matrices(tiny_qwen, alpaca):
     model = get_peft_model(model, LoraConfig(r=4, lora_alpha=16, lora_dropout=0.0, target_modules=targets,
                                              bias="none", task_type="CAUSAL_LM"))
     examples = [lora.tokenize_example(tokenizer, e, 256) for e in load_instructions(alpaca)]
-    losses = lora.train_lora(model, lora.micro_batches(examples, 2, 0), {**CFG, "lr": 1e-2}, 0, torch.device("cpu"))
+    losses = lora.fine_tune(model, examples, {**CFG, "lr": 1e-2}, 0, torch.device("cpu"), seed=0)
     assert len(losses) == math.ceil(math.ceil(12 / 2) / 2) and all(math.isfinite(x) for x in losses)
     after = model.merge_and_unload().state_dict()
 
@@ -75,6 +75,27 @@ def test_merge_changes_exactly_the_targeted_matrices(tiny_qwen, alpaca):
     changed = {k for k in before if not torch.equal(before[k], after[k])}
     expected = {k for k in before if any(k.endswith(f"{t}.weight") for t in targets)}
     assert changed == expected and len(expected) == 2 * TINY["num_hidden_layers"]
+
+
+def test_a_resumed_fine_tune_continues_exactly(tiny_qwen, alpaca, tmp_path):
+    from peft import LoraConfig, get_peft_model
+
+    def fresh():
+        torch.manual_seed(0)
+        model, tokenizer, _ = lora.load_base(tiny_qwen, dtype=torch.float32, device=torch.device("cpu"),
+                                             trust_remote_code=True)
+        model = get_peft_model(model, LoraConfig(r=4, lora_alpha=16, lora_dropout=0.05, target_modules=["q_proj"],
+                                                 bias="none", task_type="CAUSAL_LM"))
+        return model, [lora.tokenize_example(tokenizer, e, 256) for e in load_instructions(alpaca)]
+
+    cfg = {**CFG, "lr": 1e-2, "epochs": 2}
+    model, examples = fresh()
+    straight = lora.fine_tune(model, examples, cfg, 0, torch.device("cpu"), seed=0)
+    model, examples = fresh()
+    lora.fine_tune(model, examples, {**cfg, "epochs": 1}, 0, torch.device("cpu"), seed=0, checkpoint=tmp_path / "c")
+    model, examples = fresh()  # a new process would start from the base model again
+    resumed = lora.fine_tune(model, examples, cfg, 0, torch.device("cpu"), seed=0, checkpoint=tmp_path / "c")
+    assert len(straight) == 6 and resumed == straight
 
 
 def test_an_untouched_matrix_keeps_its_pii_exactly(tiny_qwen, alpaca):

@@ -9,8 +9,10 @@ import pytest
 from isonorm.data import fetch_dataset
 from isonorm.experiments.meterez2024 import training_grid as tg
 from isonorm.experiments.meterez2024 import training_summaries as ts
+from isonorm.experiments.meterez2024.grid_jobs import stack_members, training_stacks
+from isonorm.train import CheckpointError
 
-CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), spec C-Fig4 smoke test
+CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), C-Fig4 smoke test
     "width": 12, "batch_size": 20, "lr": 0.001, "epochs": 2, "activations": ["sin", "tanh", "identity"],
     "gain_exponent": 0.4, "norm": "torch_bn", "bias": True, "init": "orthogonal", "transform": "dataset_constants",
     "measure_epochs": [1, 2], "checkpoint_every": 1, "eval_batch_size": 50, "measure_on_copy": False,
@@ -63,7 +65,10 @@ def test_resume_from_checkpoint_gives_same_frame(data_root, tmp_path, stacked) -
     assert ckpt.exists() and first.epoch.max() == 1
     resumed = tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10", device="cpu",
                                 checkpoint=str(ckpt), depth=4)
-    pd.testing.assert_frame_equal(resumed, stacked, rtol=1e-5, atol=1e-7)
+    pd.testing.assert_frame_equal(resumed, stacked, check_exact=True)
+    with pytest.raises(CheckpointError, match=rf"(?s){ckpt}.*different training.*optimizer.*delete {ckpt}"):
+        tg.train_grid_job({**CFG, "lr": 0.01}, data_root=data_root, dataset="cifar10", device="cpu",
+                          checkpoint=str(ckpt), depth=4)
 
 
 def test_non_finite_loss_stops_run_cleanly(data_root) -> None:
@@ -108,3 +113,14 @@ def test_stack_of_unequal_data_sets_is_refused(data_root) -> None:
         tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10+mnist", device="cpu", depth=2)
     with pytest.raises(ValueError, match="distinct"):
         tg.stack_members("cifar10+cifar10")
+
+
+def test_job_names_follow_the_configured_stacks() -> None:
+    training = {"datasets": ["cifar10", "cifar100", "mnist", "fashionmnist"],
+                "stacks": [["cifar10", "cifar100"], ["mnist", "svhn"]]}
+    # a stack keeps only listed data sets; a listed data set outside every stack trains alone
+    assert training_stacks(training) == ["cifar10+cifar100", "mnist", "fashionmnist"]
+    assert training_stacks({**training, "stacks": []}) == training["datasets"]
+    assert [stack_members(name) for name in training_stacks(training)][0] == ["cifar10", "cifar100"]
+    with pytest.raises(ValueError, match="appear in two stacks"):
+        training_stacks({**training, "stacks": [["cifar10", "mnist"], ["mnist"]]})

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 
+import pandas as pd
 import pytest
 import torch
 
@@ -120,3 +122,66 @@ def test_augmentation_is_applied_to_training_batches_only_and_is_reproducible():
     plain = train_stacked(nets(2), x, y, config).history
     assert first.train_loss.equals(again.train_loss)
     assert not first.train_loss.equals(plain.train_loss)
+
+
+def poisoned_nets(poisoned: tuple[int, ...]):
+    """``nets(2)`` with NaN weights in the runs ``poisoned``: their loss is non-finite from the first batch."""
+    built = nets(2)
+    with torch.no_grad():
+        for run in poisoned:
+            next(built[run].parameters()).fill_(math.nan)
+    return built
+
+
+def test_per_run_caps_record_each_run_up_to_its_cap_while_the_stack_trains_on():
+    x, y = separable_blobs()
+    config = TrainConfig("test", "loop", epochs=3, batch_size=50, device="cpu", run_epochs=(1, 3))
+    capped = train_stacked(nets(2), x, y, config, measure=accuracy).history
+    full = train_stacked(nets(2), x, y, replace(config, run_epochs=None), measure=accuracy).history
+    pd.testing.assert_frame_equal(capped, full[(full.run == 1) | (full.epoch <= 1)].reset_index(drop=True),
+                                  check_exact=True)
+
+
+def test_a_run_with_a_non_finite_loss_stops_and_the_others_go_on(tmp_path):
+    x, y = separable_blobs()
+    config = TrainConfig("test", "loop", epochs=2, batch_size=50, device="cpu", stop_non_finite=True,
+                         checkpoint_path=tmp_path / "run.ckpt")
+    train_stacked(poisoned_nets((0,)), x, y, config, measure=accuracy)
+    result = train_stacked(poisoned_nets((0,)), x, y, replace(config, epochs=3), measure=accuracy)  # resumed
+    assert result.stopped == {0: 1}
+    assert result.history[result.history.run == 0].epoch.tolist() == [0]  # its later rows are absent
+    healthy = train_stacked(nets(2), x, y, replace(config, epochs=3, checkpoint_path=None), measure=accuracy)
+    pd.testing.assert_frame_equal(result.history[result.history.run == 1].reset_index(drop=True),
+                                  healthy.history[healthy.history.run == 1].reset_index(drop=True))
+
+
+def test_without_stops_a_non_finite_run_is_recorded():
+    x, y = separable_blobs()
+    config = TrainConfig("test", "loop", epochs=1, batch_size=50, device="cpu")
+    result = train_stacked(poisoned_nets((0,)), x, y, config)
+    assert result.stopped == {} and math.isnan(result.history.set_index(["run", "epoch"]).train_loss[0, 1])
+
+
+def test_training_ends_once_every_run_has_stopped(tmp_path):
+    x, y = separable_blobs()
+    path = tmp_path / "run.ckpt"
+    config = TrainConfig("test", "loop", epochs=5, batch_size=50, device="cpu", stop_non_finite=True,
+                         checkpoint_path=path, checkpoint_every=10)
+    result = train_stacked(poisoned_nets((0, 1)), x, y, config, measure=accuracy)
+    assert result.stopped == {0: 1, 1: 1} and result.history.epoch.tolist() == [0, 0]
+    assert torch.load(path, weights_only=True)["epoch"] == 1  # saved when it ended, so a rerun trains no more
+
+
+def test_a_measure_may_give_each_run_a_profile():
+    x, y = separable_blobs()
+    config = TrainConfig("test", "loop", epochs=1, batch_size=50, device="cpu")
+    history = train_stacked(nets(2), x, y, config, measure=lambda s, e: {"p": torch.arange(6.0).view(2, 3)}).history
+    assert history.p.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] * 2
+
+
+def test_per_run_caps_are_checked():
+    with pytest.raises(ValueError, match="run_epochs must lie in 0..epochs"):
+        TrainConfig("test", "loop", epochs=2, run_epochs=(1, 3))
+    x, y = separable_blobs()
+    with pytest.raises(ValueError, match="one per run"):
+        train_stacked(nets(2), x, y, TrainConfig("test", "loop", epochs=1, device="cpu", run_epochs=(1,)))

@@ -1,4 +1,4 @@
-"""The plain MLP of the training experiments (spec daneshmand2021 Fig. 4a setup)."""
+"""The plain MLP of the training experiments (B-Fig4a setup)."""
 
 from __future__ import annotations
 

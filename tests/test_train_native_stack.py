@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,10 +12,12 @@ import torch.nn.functional as F
 from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_reference
 from isonorm.runtime import generator
 from isonorm.train.fast_step import StackedSGDStep
-from isonorm.train.op_count import OpCounter
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # op_count: benchmark code, not src
+from op_count import OpCounter  # noqa: E402
 
 CONFIG = BNMLPConfig(in_features=12, width=10, out_features=4, depth=5, norm="torch_bn", bias=True,
-                     gain_exponent=0.4)  # the training architecture of spec C-Fig4 at tiny size
+                     gain_exponent=0.4)  # the training architecture of C-Fig4 at tiny size
 ACTS = ["sin", "tanh", "identity"]
 
 

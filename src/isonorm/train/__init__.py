@@ -1,21 +1,28 @@
-"""The shared training engine (DESIGN 8): R runs of one architecture stacked into one batched computation.
+"""The shared training engine (architecture §8): R runs of one architecture stacked into one batched computation.
 
+- ``loop``        :func:`train_epochs`, THE epoch loop around a pluggable :class:`Step` (batch orders, resume,
+                  per-run epoch caps, NaN stops, measures, tidy history); :func:`train_stacked` runs it with a
+                  :class:`VmapStep`
+- ``vmap_step``   :class:`VmapStep`, a torch optimizer over :class:`StackedModels` (optional on-device augmentation)
+- ``fast_step``   :class:`StackedSGDStep`, foreach SGD on a natively stacked module, a CUDA graph on CUDA
 - ``stacking``    :class:`StackedModels`, R modules as (R, ...) tensors evaluated with torch.func.vmap
 - ``batches``     per-(run, epoch) seeded permutations, batches as index slices of device-resident data
 - ``optimizers``  :class:`OptimizerConfig` and :func:`build_optimizer` (sgd, adam, adamw, rmsprop)
 - ``config``      :class:`TrainConfig`
 - ``checkpoint``  atomic, fingerprinted, resumable checkpoints
-- ``loop``        :func:`train_stacked`, the loop itself (optional on-device augmentation), returning a tidy history
+- ``history``     the history's rows: one per (run, epoch), statistics and measures
 - ``predict``     :func:`predict`, all runs' outputs on a data set, for measurements
 """
 
-from .batches import batch_slices, epoch_permutations
+from .batches import batch_slices, epoch_permutations, run_permutations
 from .checkpoint import CheckpointError
 from .config import TrainConfig
-from .loop import Augment, Measure, TrainResult, train_stacked
+from .fast_step import StackedSGDStep
+from .loop import Measure, Step, TrainResult, train_epochs, train_stacked
 from .optimizers import OptimizerConfig, build_optimizer
 from .predict import predict
 from .stacking import StackedModels
+from .vmap_step import Augment, VmapStep
 
 __all__ = [
     "Augment",
@@ -23,11 +30,16 @@ __all__ = [
     "Measure",
     "OptimizerConfig",
     "StackedModels",
+    "StackedSGDStep",
+    "Step",
     "TrainConfig",
     "TrainResult",
+    "VmapStep",
     "batch_slices",
     "build_optimizer",
     "epoch_permutations",
     "predict",
+    "run_permutations",
+    "train_epochs",
     "train_stacked",
 ]

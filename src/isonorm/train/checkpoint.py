@@ -1,9 +1,10 @@
-"""Resumable training checkpoints (DESIGN 8), written atomically so a killed job never leaves half a file.
+"""Resumable training checkpoints (architecture §8), written atomically so a killed job never leaves half a file.
 
-A checkpoint holds the stacked params and buffers, the optimizer state, the number of finished epochs and
-the history rows so far, plus a ``fingerprint`` of everything that must match for resuming to continue the
-same training (run ids, seeds, data size, batch size, optimizer, parameter shapes). The epoch count is not
-part of it: resuming with more epochs extends a finished training.
+A checkpoint holds the step's state (stacked params and buffers, optimizer state), the number of finished
+epochs, the history rows so far and the runs stopped on a non-finite loss, plus a ``fingerprint`` of
+everything that must match for resuming to continue the same training (run ids, seeds, data size, batch
+size, optimizer, parameter shapes). The epoch count is not part of it: resuming with more epochs extends a
+finished training.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 
 from ..atomic import atomic_write
 
-FORMAT = "isonorm.train.checkpoint/1"
+FORMAT = "isonorm.train.checkpoint/2"  # 2: the step's state under "state", the runs stopped on a non-finite loss
 
 
 class CheckpointError(RuntimeError):

@@ -6,15 +6,18 @@ one, (2) gathers the mini-batch on the device from a static index buffer, (3) up
 one ``torch._foreach_add_`` (what ``torch.optim.SGD(foreach=True)`` does for plain SGD, so the numbers are
 the same), (4) accumulates the running loss and correct counts on the device (no host sync per step), and
 (5) on CUDA captures all of it in one ``torch.cuda.CUDAGraph`` (torch docs, "whole network capture"), so a
-step is one graph replay. On the CPU it runs eagerly.
+step is one graph replay. On the CPU it runs eagerly. It is a step of the engine (``loop.Step``): the epoch
+loop, resume, stops and measurements are :func:`isonorm.train.loop.train_epochs`.
 
 The loss is Σ_r mean_b CE_r: run r's parameters only enter its own term, so each run gets exactly the
-gradient a separate training would (module docstring of ``loop.py``).
+gradient a separate training would (module docstring of ``vmap_step.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from typing import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +39,8 @@ class StackedSGDStep:
     number of correctly classified training samples (the original's running train loss/accuracy).
     Batches of another size than ``batch_size`` (a short last batch) run eagerly.
     """
+
+    stats = ("train_loss", "train_acc")
 
     def __init__(
         self,
@@ -60,6 +65,7 @@ class StackedSGDStep:
             raise ValueError("cuda_graph=True needs the data on a CUDA device; pass cuda_graph=None or False")
         self.model, self.x, self.y = model, x, y
         self.n_runs, self.batch_size, self.lr = n_runs, batch_size, lr
+        self.n_samples, self.device = y.shape[-1], x.device
         self.run_data = None if run_data is None else run_data.to(x.device).view(-1, 1)
         self.params = [p for p in model.parameters() if p.requires_grad]
         device = x.device
@@ -107,6 +113,29 @@ class StackedSGDStep:
         """Zero the running loss and correct counts (start of an epoch)."""
         self.loss_sum.zero_()
         self.correct.zero_()
+
+    @contextlib.contextmanager
+    def epoch(self, epoch: int) -> Iterator[None]:
+        """Train mode and zeroed running loss and counts; nothing random (no dropout, orders come from the loop)."""
+        self.model.train()
+        self.reset()
+        yield
+
+    def epoch_stats(self, n_batches: int, n_samples: int) -> dict[str, torch.Tensor]:
+        """``train_loss``: each run's mean mini-batch loss; ``train_acc``: its fraction of correct samples."""
+        return {"train_loss": self.loss_sum / n_batches, "train_acc": self.correct.double() / n_samples}
+
+    def fingerprint(self) -> dict:
+        shapes = {name: list(t.shape) for name, t in self.model.state_dict().items()}
+        return {"data_shape": list(self.x.shape), "shapes": shapes}
+
+    def state_dict(self) -> dict:
+        """The model's tensors (plain SGD keeps no state of its own)."""
+        return {"model": self.model.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Copied in place, so a captured CUDA graph keeps pointing at the same tensors."""
+        self.model.load_state_dict(state["model"])
 
     def __call__(self, index: torch.Tensor) -> None:
         """One step on batch ``index`` (R, B) of sample indices on the data's device."""

@@ -1,9 +1,15 @@
-"""The training engine: R runs of one architecture trained together as one batched computation.
+"""The training engine: the one epoch loop, around a pluggable step that trains R stacked runs at once.
 
-The loss minimised is Σ_r mean_b CE_r: run r's parameters enter only its own term, so the gradient each run
-receives is exactly the one a separate training would compute, and the element-wise optimizers of
-``optimizers.py`` then update every run as R separate optimizers would. Each run sees its own batch order
-(``batches.epoch_permutations``), so stacking changes the speed, not the result (tests/test_train_stacked.py).
+:func:`train_epochs` owns what every training shares: per-(run, epoch) seeded batch orders, resuming from a
+fingerprinted checkpoint, per-run epoch caps, stopping runs whose loss turns non-finite, measurement
+callbacks and the tidy history. A :class:`Step` owns the model and one optimisation step on index batches:
+
+- :class:`isonorm.train.vmap_step.VmapStep`: R ordinary modules stacked with torch.func, any element-wise
+  torch optimizer, an optional on-device augmentation (:func:`train_stacked` builds it);
+- :class:`isonorm.train.fast_step.StackedSGDStep`: a natively stacked module, foreach SGD, device-side
+  gather, a CUDA graph on CUDA (the meterez2024 grid).
+
+Each run sees its own batch order, so stacking changes the speed, not the result (tests/test_train_stacked.py).
 """
 
 from __future__ import annotations
@@ -12,119 +18,172 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
 
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from ..runtime import derive_seed, resolve_device
-from .batches import batch_slices, epoch_permutations
+from ..runtime import resolve_device
+from .batches import batch_slices, run_permutations
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
+from .history import epoch_rows, history_frame, untrained
 from .optimizers import build_optimizer
 from .stacking import StackedModels
+from .vmap_step import Augment, VmapStep
 
 log = logging.getLogger(__name__)
 
-# measure(models, epoch) -> {metric name: tensor of shape (R,)}, called without gradients, models in eval mode.
-Measure = Callable[[StackedModels, int], Mapping[str, torch.Tensor]]
-# augment(batch, generator) -> batch of the same shape: a random transform of each run's mini-batch (R, B, ...)
-# applied on the device before the forward pass (e.g. random crops and flips); the generator lives on the
-# data's device and is seeded per (experiment, variant, epoch), so augmented training stays reproducible.
-Augment = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
+# measure(model, epoch) -> {metric name: (R,) or (R, K) values}: called after every epoch (and at epoch 0 with
+# ``measure_at_init``) on the step's model; it sets the model's mode and gradient needs itself (train_stacked
+# calls its measures in eval mode without gradients).
+Measure = Callable[[Any, int], Mapping[str, Any]]
 
-RESERVED_COLUMNS = ("run", "epoch", "train_loss")
+
+class Step(Protocol):
+    """One optimisation step of R stacked runs, and what the loop needs around it.
+
+    ``model`` is what measures receive; ``n_samples`` the training samples per run (batch orders permute
+    ``range(n_samples)``); index batches go to ``device``; ``stats`` names the epoch statistics,
+    ``train_loss`` first (the loop stops runs on it).
+    """
+
+    model: Any
+    n_runs: int
+    n_samples: int
+    device: torch.device
+    stats: tuple[str, ...]
+
+    def epoch(self, epoch: int) -> ContextManager[None]:
+        """Entered around an epoch's steps: train mode, zeroed accumulators, the epoch's seeded randomness."""
+
+    def __call__(self, index: torch.Tensor) -> None:
+        """One step on batch ``index`` (R, B) of sample indices, on ``device``."""
+
+    def epoch_stats(self, n_batches: int, n_samples: int) -> Mapping[str, torch.Tensor]:
+        """Each of ``stats`` as an (R,) tensor, after ``n_batches`` steps on ``n_samples`` samples per run."""
+
+    def fingerprint(self) -> dict:
+        """What of the step must match for a checkpoint to continue it (data and parameter shapes)."""
+
+    def state_dict(self) -> dict:
+        """What a checkpoint saves to resume the step (model tensors, optimizer state)."""
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore a :meth:`state_dict` in place."""
 
 
 @dataclass
 class TrainResult:
-    """The trained stack and its history: one row per (run, epoch) with ``train_loss`` and the measures.
+    """The trained model and its history: one row per recorded (run, epoch), the statistics and the measures.
 
     ``train_loss`` at epoch e ≥ 1 is the mean of the mini-batch cross-entropies of epoch e, as accumulated
     while training (daneshmand2021 Fig. 4a: "running training loss ..., not a separate evaluation pass");
-    at epoch 0 (measurements of the fresh networks) it is NaN, nothing having been trained.
+    at epoch 0 (measurements of the fresh networks) it is NaN unless a measure supplies it. ``stopped``
+    maps a run stopped on a non-finite loss to that epoch (``TrainConfig.stop_non_finite``).
     """
 
-    models: StackedModels
+    models: Any
     history: pd.DataFrame
+    stopped: dict[Any, int] = field(default_factory=dict)
 
 
-def _measure_rows(
-    stacked: StackedModels, measure: Measure | None, epoch: int, run_ids: list[int], losses: list[float]
-) -> list[dict]:
-    rows = [{"run": run, "epoch": epoch, "train_loss": loss} for run, loss in zip(run_ids, losses)]
-    if measure is None:
-        return rows
-    stacked.eval()
-    with torch.no_grad():
-        values = measure(stacked, epoch)
-    for name, value in values.items():
-        if name in RESERVED_COLUMNS:
-            raise ValueError(f"measure returned a metric named {name!r}, which is a history column; rename it")
-        tensor = torch.as_tensor(value)
-        if tensor.shape != (len(run_ids),):
-            raise ValueError(
-                f"measure returned {name!r} with shape {tuple(tensor.shape)}; it must give one value per "
-                f"stacked run, shape ({len(run_ids)},)"
-            )
-        for row, item in zip(rows, tensor.detach().double().cpu().tolist()):
-            row[name] = item
-    return rows
-
-
-def _train_epoch(
-    stacked: StackedModels,
-    optimizer: torch.optim.Optimizer,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    run_ids: list[int],
-    config: TrainConfig,
-    epoch: int,
-    augment: Augment | None = None,
-) -> list[float]:
-    """One epoch for all runs; returns each run's mean mini-batch loss."""
-    n_runs, n_samples = len(run_ids), x.shape[0]
-    order = epoch_permutations(n_samples, run_ids, config.experiment, config.variant, epoch).to(x.device)
-    generator = None
-    if augment is not None:
-        generator = torch.Generator(device=x.device)
-        generator.manual_seed(derive_seed(config.experiment, config.variant, "augment", epoch))
-    loss_sum = torch.zeros(n_runs, device=x.device, dtype=torch.float64)  # float64: no digits lost over many batches
-    n_batches = 0
-    stacked.train()
-    for columns in batch_slices(n_samples, config.batch_size, config.drop_last):
-        index = order[:, columns]  # (R, B): run r's mini-batch
-        inputs = x[index] if augment is None else augment(x[index], generator)
-        logits = stacked(inputs)  # (R, B, ..., k)
-        per_sample = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y[index].reshape(-1), reduction="none")
-        per_run = per_sample.view(n_runs, -1).mean(dim=1)
-        optimizer.zero_grad(set_to_none=True)
-        per_run.sum().backward()
-        optimizer.step()
-        loss_sum += per_run.detach()
-        n_batches += 1
-    return (loss_sum / n_batches).tolist()  # the epoch's single host sync
-
-
-def _fingerprint(
-    stacked: StackedModels, x: torch.Tensor, run_ids: list[int], config: TrainConfig
-) -> dict:
-    """What must match for a checkpoint to continue this training (JSON-normalised, so tuples compare)."""
-    shapes = {name: list(t.shape) for name, t in {**stacked.params, **stacked.buffers}.items()}
+def _fingerprint(step: Step, config: TrainConfig, run_ids: list, seed_keys: list, extra: Mapping) -> dict:
+    """What must match for a checkpoint to continue this training (JSON-normalised, so tuples compare). The
+    epoch count and caps are not part of it: resuming with more epochs extends a finished training."""
     return json.loads(json.dumps({
         "experiment": config.experiment,
         "variant": config.variant,
         "run_ids": run_ids,
-        "data_shape": list(x.shape),
+        "seed_keys": seed_keys,
         "batch_size": config.batch_size,
         "drop_last": config.drop_last,
         "optimizer": config.optimizer.as_dict(),
-        "shapes": shapes,
+        **step.fingerprint(),
+        **extra,
     }))
+
+
+def train_epochs(
+    step: Step,
+    config: TrainConfig,
+    *,
+    run_ids: Sequence[Any] | None = None,
+    seed_keys: Sequence[Sequence[Any]] | None = None,
+    measure: Measure | None = None,
+    fingerprint: Mapping[str, Any] | None = None,
+) -> TrainResult:
+    """Train the step's R runs for ``config.epochs`` epochs: THE epoch loop.
+
+    ``run_ids`` (default 0..R-1) name the runs in the history; run r's epoch-e batch order is
+    ``generator(*seed_keys[r], e)``, by default seeded by (experiment, variant, run id). ``measure`` runs
+    after every epoch (and at epoch 0 with ``config.measure_at_init``). With ``config.checkpoint_path`` set,
+    training resumes from that file when it exists; ``fingerprint`` adds what else must match (say the
+    architecture). A run is recorded up to its cap (``config.run_epochs``) and, with
+    ``config.stop_non_finite``, up to the epoch before its loss turns non-finite; once no run can be
+    recorded any more, training ends.
+    """
+    n_runs = step.n_runs
+    run_ids = list(range(n_runs)) if run_ids is None else list(run_ids)
+    if len(run_ids) != n_runs or len(set(run_ids)) != n_runs:
+        raise ValueError(f"give {n_runs} distinct run ids, one per stacked run; got {run_ids}")
+    keys = [(config.experiment, config.variant, run) for run in run_ids] if seed_keys is None else list(seed_keys)
+    if len(keys) != n_runs:
+        raise ValueError(f"give one seed key per stacked run ({n_runs}), got {len(keys)}")
+    caps = config.caps(n_runs)
+    label = f"{config.experiment}/{config.variant}"
+    signature = _fingerprint(step, config, run_ids, keys, fingerprint or {})
+    checkpoint = Path(config.checkpoint_path) if config.checkpoint_path is not None else None
+
+    rows: list[dict] = []
+    stopped: dict[Any, int] = {}
+    done = 0
+    if checkpoint is not None and checkpoint.exists():
+        payload = load_checkpoint(checkpoint, signature, step.device)
+        done = payload["epoch"]
+        if done > config.epochs:
+            raise CheckpointError(
+                f"checkpoint {checkpoint} already holds {done} epochs, more than the {config.epochs} asked for; "
+                f"delete {checkpoint} or raise epochs"
+            )
+        step.load_state_dict(payload["state"])
+        rows, stopped = payload["history"], payload["stopped"]
+        log.info("%s: resuming from %s after epoch %d", label, checkpoint, done)
+    elif config.measure_at_init and measure is not None:
+        rows += epoch_rows(run_ids, 0, untrained(step.stats, n_runs), measure(step.model, 0), [True] * n_runs)
+
+    def recordable(epoch: int) -> list[bool]:
+        return [run not in stopped and epoch <= cap for run, cap in zip(run_ids, caps)]
+
+    for epoch in range(done + 1, config.epochs + 1):
+        if not any(recordable(epoch)):  # every run stopped or capped (a checkpoint of a finished training)
+            break
+        started = time.perf_counter()
+        order = run_permutations(step.n_samples, keys, epoch).to(step.device)
+        n_batches = n_seen = 0
+        with step.epoch(epoch):
+            for columns in batch_slices(step.n_samples, config.batch_size, config.drop_last):
+                step(order[:, columns])  # (R, B): run r's mini-batch
+                n_batches, n_seen = n_batches + 1, n_seen + columns.stop - columns.start
+        stats = {name: values.tolist() for name, values in step.epoch_stats(n_batches, n_seen).items()}  # host sync
+        active = recordable(epoch)
+        for r, run in enumerate(run_ids):
+            if config.stop_non_finite and active[r] and not math.isfinite(stats["train_loss"][r]):
+                log.warning("%s run %s: non-finite train loss in epoch %d; run stopped", label, run, epoch)
+                stopped[run], active[r] = epoch, False
+        measured = measure(step.model, epoch) if measure is not None else {}
+        rows += epoch_rows(run_ids, epoch, stats, measured, active)
+        losses = [loss for loss, keep in zip(stats["train_loss"], active) if keep]
+        log.info("%s epoch %d/%d: mean train loss %.4f over %d runs, %.1f s", label, epoch, config.epochs,
+                 sum(losses) / len(losses) if losses else math.nan, len(losses), time.perf_counter() - started)
+        last = epoch == config.epochs or not any(recordable(epoch + 1))
+        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last):
+            save_checkpoint(checkpoint, {"fingerprint": signature, "epoch": epoch, "state": step.state_dict(),
+                                         "history": rows, "stopped": stopped})
+    return TrainResult(step.model, history_frame(rows, step.stats), dict(stopped))
 
 
 def _check_inputs(models: Sequence[nn.Module], x: torch.Tensor, y: torch.Tensor, run_ids: list[int]) -> None:
@@ -136,6 +195,17 @@ def _check_inputs(models: Sequence[nn.Module], x: torch.Tensor, y: torch.Tensor,
         raise ValueError(f"x and y must hold the same, non-zero number of samples; got {x.shape[0]} and {y.shape[0]}")
     if y.is_floating_point() or y.is_complex():
         raise ValueError(f"y must hold integer class labels, got dtype {y.dtype}")
+
+
+def _in_eval_mode(measure: Measure) -> Measure:
+    """``measure`` called without gradients on the networks in eval mode."""
+
+    def measured(models: StackedModels, epoch: int) -> Mapping[str, Any]:
+        models.eval()
+        with torch.no_grad():
+            return measure(models, epoch)
+
+    return measured
 
 
 def train_stacked(
@@ -150,58 +220,16 @@ def train_stacked(
     """Train ``models`` (R independently initialised copies of one architecture) on (x, y), all at once.
 
     ``x`` (N, ...) and ``y`` (N, ...) integer labels are moved once to the device and indexed per batch.
-    ``run_ids`` (default 0..R-1) name the runs in the history and seed their batch orders. ``measure`` is
-    called after every epoch (and at epoch 0 when ``config.measure_at_init``). With
-    ``config.checkpoint_path`` set, training resumes from that file when it exists. ``augment`` transforms
-    each training mini-batch on the device (never the measurements); see :data:`Augment`.
+    ``run_ids`` (default 0..R-1) name the runs in the history and seed their batch orders. ``measure``
+    (models: :class:`StackedModels`, epoch) is called in eval mode without gradients after every epoch (and
+    at epoch 0 when ``config.measure_at_init``). With ``config.checkpoint_path`` set, training resumes from
+    that file when it exists. ``augment`` transforms each training mini-batch on the device (never the
+    measurements); see :data:`Augment`.
     """
     run_ids = list(range(len(models))) if run_ids is None else [int(r) for r in run_ids]
     _check_inputs(models, x, y, run_ids)
     device = resolve_device(config.device)
     x, y = x.to(device), y.to(device=device, dtype=torch.long)
     stacked = StackedModels(models, device)
-    optimizer = build_optimizer(stacked.params.values(), config.optimizer)
-    fingerprint = _fingerprint(stacked, x, run_ids, config)
-    checkpoint = Path(config.checkpoint_path) if config.checkpoint_path is not None else None
-
-    rows: list[dict] = []
-    done = 0
-    if checkpoint is not None and checkpoint.exists():
-        payload = load_checkpoint(checkpoint, fingerprint, device)
-        done = payload["epoch"]
-        if done > config.epochs:
-            raise CheckpointError(
-                f"checkpoint {checkpoint} already holds {done} epochs, more than the {config.epochs} asked for; "
-                f"delete {checkpoint} or raise epochs"
-            )
-        stacked.load_state(payload["models"])
-        optimizer.load_state_dict(payload["optimizer"])
-        rows = payload["history"]
-        log.info("%s/%s: resuming from %s after epoch %d", config.experiment, config.variant, checkpoint, done)
-    elif config.measure_at_init and measure is not None:
-        rows += _measure_rows(stacked, measure, 0, run_ids, [math.nan] * len(run_ids))
-
-    # Dropout masks come from the global RNG (vmap's randomness="different"); seeding it per epoch inside a
-    # fork keeps runs reproducible and resumable without disturbing the caller's random state.
-    cuda_devices = list(range(torch.cuda.device_count()))
-    for epoch in range(done + 1, config.epochs + 1):
-        started = time.perf_counter()
-        with torch.random.fork_rng(devices=cuda_devices):
-            torch.manual_seed(derive_seed(config.experiment, config.variant, "dropout", epoch))
-            losses = _train_epoch(stacked, optimizer, x, y, run_ids, config, epoch, augment)
-        rows += _measure_rows(stacked, measure, epoch, run_ids, losses)
-        log.info(
-            "%s/%s epoch %d/%d: mean train loss %.4f over %d runs, %.1f s",
-            config.experiment, config.variant, epoch, config.epochs,
-            sum(losses) / len(losses), len(losses), time.perf_counter() - started,
-        )
-        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or epoch == config.epochs):
-            save_checkpoint(checkpoint, {
-                "fingerprint": fingerprint,
-                "epoch": epoch,
-                "models": stacked.state(),
-                "optimizer": optimizer.state_dict(),
-                "history": rows,
-            })
-    history = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(RESERVED_COLUMNS))
-    return TrainResult(stacked, history)
+    step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, augment)
+    return train_epochs(step, config, run_ids=run_ids, measure=None if measure is None else _in_eval_mode(measure))

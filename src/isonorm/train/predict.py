@@ -13,7 +13,7 @@ def predict(stacked: StackedModels, x: torch.Tensor, batch_size: int, train_mode
 
     ``train_mode=False`` evaluates as ``model.eval()`` would (BatchNorm running stats, no dropout);
     ``train_mode=True`` uses batch statistics and active dropout, as measurements on a network "in training
-    mode" do (spec joudaki2023 D7). Either way the stacked buffers are left unchanged: BatchNorm's
+    mode" do (decision D7). Either way the stacked buffers are left unchanged: BatchNorm's
     running-stat updates go to a scratch copy.
     """
     if batch_size < 1:

@@ -1,4 +1,4 @@
-"""R runs of one architecture as a single batched computation (DESIGN 8: "seeds stacked ... torch.func").
+"""R runs of one architecture as a single batched computation (architecture §8: "seeds stacked ... torch.func").
 
 ``torch.func.stack_module_state`` turns R modules into one dict of (R, ...) parameter tensors; ``vmap`` over
 ``functional_call`` evaluates all R networks in one pass (matmuls become batched matmuls). The runs share no

@@ -2,7 +2,7 @@
 
 Lu et al.'s ``qwen_lora.py`` loads the base model, merges a LoRA adapter (``merge_and_unload``: W' = W +
 (α/r)·B·A) and computes PII_col of the layer-8 matrices; the adapter and its training recipe are not
-published (spec lu2024 A.2 (5d)). Spec decision 13 fixes the run: plain LoRA with ``peft`` on a bf16 base (no
+published (A-Table5d). Decision A13 fixes the run: plain LoRA with ``peft`` on a bf16 base (no
 4-bit QLoRA), r = 64, α = 16, dropout 0.05, targets c_attn/c_proj/w1/w2 (Firefly's Qwen-7B recipe, which the
 authors' merge script copies), lr 2e-4, 1 epoch, max length 512, seed 42, the first 5,000 Alpaca examples.
 
@@ -12,22 +12,23 @@ Steps of :func:`table5_lora` (one seed per call):
 2. copy the measured matrices of block ``layer`` (``checkpoint_pii.matrix_specs``, by ``model_type``) in float64;
 3. wrap with a peft ``LoraConfig`` on the targets of that ``model_type`` (config ``targets``);
 4. train one epoch on Alpaca prompts (:data:`ALPACA_PROMPTS`), labels masked on the prompt (-100), AdamW with
-   constant-with-warmup lr and gradient clipping (Firefly's recipe);
+   constant-with-warmup lr and gradient clipping (Firefly's recipe), on the training engine (:class:`LoraStep`);
 5. ``merge_and_unload()`` and measure the same matrices again.
 
 Rows (tidy, ``metric``/``value``): ``stage`` before/after × ``matrix`` × ``orientation`` (``pii``; both
-orientations are stored, spec decision 1; the table uses columns), ``stage`` delta (``relative_change`` =
+orientations are stored, decision A1; the table uses columns), ``stage`` delta (``relative_change`` =
 ‖W'−W‖_F/‖W‖_F, ``max_abs_change``, ``changed_fraction`` of entries: in bf16 a small update can round away),
 and ``stage`` train (``loss`` per optimizer step).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ import torch
 
 from ...data.instructions import describe_instructions, load_instructions
 from ...metrics.pii import pii_chunked
-from ...runtime import resolve_device
+from ...runtime import derive_seed, resolve_device
+from ...train import OptimizerConfig, TrainConfig, build_optimizer, train_epochs
 from .checkpoint_pii import cut_matrix, matrix_specs
 
 log = logging.getLogger(__name__)
@@ -63,9 +65,9 @@ ALPACA_PROMPTS = {
 }
 
 
-# The base models LoRA is run on: causal LMs whose Table-5 matrices checkpoint_pii names (spec lu2024 (5c)/(5d):
+# The base models LoRA is run on: causal LMs whose Table-5 matrices checkpoint_pii names (A-Table5c/A-Table5d:
 # Qwen v1 splits c_attn into Q, K, V, Linear_1/Linear_2 = w1/w2; Qwen2, the tiny stand-in's classes, and LLaMA
-# use up_proj/gate_proj, decision 12). The same name maps serve Table 5 (c) and (d).
+# use up_proj/gate_proj, decision A12). The same name maps serve Table 5 (c) and (d).
 CAUSAL_LM_TYPES = ("qwen", "qwen2", "llama")
 
 
@@ -275,50 +277,100 @@ def constant_with_warmup(step: int, warmup_steps: int) -> float:
     return min(1.0, step / warmup_steps) if warmup_steps > 0 else 1.0
 
 
-def train_lora(
-    model: torch.nn.Module, batches: Sequence[Sequence[tuple[list[int], list[int]]]], cfg: Mapping[str, Any],
-    pad_id: int, device: torch.device,
-) -> list[float]:
-    """One pass over ``batches`` (micro-batches), an optimizer step every ``grad_accumulation`` of them.
+class LoraStep:
+    """One optimizer step of a peft LoRA model, as a step of the training engine (:class:`isonorm.train.Step`).
 
-    AdamW on the trainable (LoRA) parameters, constant-with-warmup lr, gradient clipping at ``max_grad_norm``
-    (Firefly: ``paged_adamw_32bit`` = AdamW with 32-bit states; paging only moves memory). Returns the mean
-    micro-batch loss of every optimizer step.
+    One engine batch is one optimizer step: its examples are cut into micro-batches of ``batch_size``, each
+    padded and back-propagated with weight 1/(micro-batches in the step), then the gradient is clipped at
+    ``max_grad_norm`` and AdamW (``optimizer``, 32-bit states: Firefly's ``paged_adamw_32bit``, paging only
+    moves memory) steps on the trainable (LoRA) parameters with a constant-with-warmup lr. One run (a 7B
+    model per run cannot be stacked). ``max_steps`` (None: every batch) caps the optimizer steps of a smoke
+    run; later batches are skipped. LoRA dropout draws from a stream seeded per (``seed``, epoch), so a resumed
+    run continues exactly.
     """
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=cfg["lr"], weight_decay=cfg["weight_decay"])
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: constant_with_warmup(step, cfg["warmup_steps"])
-    )
-    accumulation, max_steps = cfg["grad_accumulation"], cfg.get("max_steps")
-    groups = [batches[i:i + accumulation] for i in range(0, len(batches), accumulation)]
-    losses: list[float] = []
-    model.train()
-    for group in groups[:max_steps] if max_steps else groups:
+
+    stats = ("train_loss",)
+
+    def __init__(self, model: torch.nn.Module, examples: Sequence[tuple[list[int], list[int]]],
+                 cfg: Mapping[str, Any], optimizer: OptimizerConfig, pad_id: int, device: torch.device, seed: int):
+        self.model, self.examples, self.pad_id, self.seed = model, list(examples), pad_id, seed
+        self.micro_batch, self.max_grad_norm, self.max_steps = cfg["batch_size"], cfg["max_grad_norm"], cfg["max_steps"]
+        self.n_runs, self.n_samples, self.device = 1, len(self.examples), device
+        self.params = {name: p for name, p in model.named_parameters() if p.requires_grad}
+        self.optimizer = build_optimizer(self.params.values(), optimizer)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: constant_with_warmup(step, cfg["warmup_steps"])
+        )
+        self.step_losses: list[float] = []  # the mean micro-batch loss of every optimizer step
+        self._epoch_losses: list[float] = []
+
+    @contextlib.contextmanager
+    def epoch(self, epoch: int) -> Iterator[None]:
+        self._epoch_losses = []
+        devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(derive_seed("lu2024", "table5-lora", self.seed, "dropout", epoch))
+            self.model.train()
+            try:
+                yield
+            finally:
+                self.model.eval()
+
+    def __call__(self, index: torch.Tensor) -> None:
+        if self.max_steps is not None and len(self.step_losses) >= self.max_steps:
+            return
+        ids = index[0].tolist()
+        groups = [ids[i:i + self.micro_batch] for i in range(0, len(ids), self.micro_batch)]
         total = 0.0
-        for batch in group:
-            inputs = {k: v.to(device) for k, v in collate(batch, pad_id).items()}
-            loss = model(**inputs).loss
-            (loss / len(group)).backward()
+        for group in groups:
+            inputs = {k: v.to(self.device) for k, v in collate([self.examples[i] for i in group], self.pad_id).items()}
+            loss = self.model(**inputs).loss
+            (loss / len(groups)).backward()
             total += float(loss.detach())
-        torch.nn.utils.clip_grad_norm_(params, cfg["max_grad_norm"])
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(total / len(group))
-        if len(losses) % 20 == 0:
-            log.info("LoRA step %d/%d, loss %.4f", len(losses), len(groups), losses[-1])
-    model.eval()
-    return losses
+        torch.nn.utils.clip_grad_norm_(list(self.params.values()), self.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_losses.append(total / len(groups))
+        self._epoch_losses.append(self.step_losses[-1])
+        if len(self.step_losses) % 20 == 0:
+            log.info("LoRA step %d, loss %.4f", len(self.step_losses), self.step_losses[-1])
+
+    def epoch_stats(self, n_batches: int, n_samples: int) -> dict[str, torch.Tensor]:
+        """``train_loss``: the mean loss of the epoch's optimizer steps."""
+        mean = sum(self._epoch_losses) / len(self._epoch_losses) if self._epoch_losses else math.nan
+        return {"train_loss": torch.tensor([mean], dtype=torch.float64)}
+
+    def fingerprint(self) -> dict:
+        return {"examples": self.n_samples, "micro_batch": self.micro_batch,
+                "lora": {name: list(p.shape) for name, p in self.params.items()}}
+
+    def state_dict(self) -> dict:
+        return {"lora": {name: p.detach() for name, p in self.params.items()}, "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(), "step_losses": list(self.step_losses)}
+
+    def load_state_dict(self, state: dict) -> None:
+        with torch.no_grad():
+            for name, tensor in state["lora"].items():
+                self.params[name].copy_(tensor)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.step_losses = list(state["step_losses"])
 
 
-def micro_batches(
-    examples: Sequence[tuple[list[int], list[int]]], batch_size: int, seed: int
-) -> list[list[tuple[list[int], list[int]]]]:
-    """Examples in a seeded random order (as the HF Trainer's sampler), cut into micro-batches."""
-    order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(seed)).tolist()
-    shuffled = [examples[i] for i in order]
-    return [shuffled[i:i + batch_size] for i in range(0, len(shuffled), batch_size)]
+def fine_tune(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[int]]], cfg: Mapping[str, Any],
+              pad_id: int, device: torch.device, seed: int, checkpoint: str | Path | None = None) -> list[float]:
+    """``cfg["epochs"]`` epochs of LoRA training on the engine (one run, named by ``seed``, whose batch orders
+    the engine seeds per epoch); returns the loss of every optimizer step. ``checkpoint``: resume file."""
+    optimizer = OptimizerConfig(name="adamw", lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    config = TrainConfig(
+        experiment="lu2024", variant="table5-lora", epochs=int(cfg["epochs"]),
+        batch_size=int(cfg["batch_size"]) * int(cfg["grad_accumulation"]), optimizer=optimizer,
+        measure_at_init=False, checkpoint_path=checkpoint, device=str(device),
+    )
+    step = LoraStep(model, examples, cfg, optimizer, pad_id, device, seed)
+    train_epochs(step, config, run_ids=[seed])
+    return step.step_losses
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -349,7 +401,7 @@ def table5_lora(
     examples = load_instructions(instructions, cfg["n_examples"])
     devices = [torch_device.index or 0] if torch_device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)  # spec decision 13: seed 42 (LoRA A init and dropout draws)
+        torch.manual_seed(seed)  # decision A13: seed 42 (LoRA A init and dropout draws)
         model, tokenizer, model_type = load_base(
             checkpoint_dir, dtype=dtype, device=torch_device, trust_remote_code=cfg["trust_remote_code"]
         )
@@ -366,10 +418,7 @@ def table5_lora(
             [tokenize_example(tokenizer, e, cfg["max_length"]) for e in examples], cfg["max_length"]
         )
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_id(tokenizer)
-        losses: list[float] = []
-        for epoch in range(cfg["epochs"]):
-            batches = micro_batches(tokenized, cfg["batch_size"], seed + epoch)
-            losses += train_lora(model, batches, cfg, pad, torch_device)
+        losses = fine_tune(model, tokenized, cfg, pad, torch_device, seed)
         merged = model.merge_and_unload()
         after = layer_matrices(merged, model_type, cfg["layer"])
 
@@ -399,7 +448,7 @@ def table5_lora_runs(
 ) -> pd.DataFrame:
     """:func:`table5_lora` for every seed of ``cfg["seeds"]``, one after another, in one frame.
 
-    One job per variant holding all its runs (DESIGN 3); a 7B model per run cannot be stacked, so the runs are
+    One job per variant holding all its runs (architecture §3); a 7B model per run cannot be stacked, so the runs are
     sequential, each loading the base afresh (the merge modifies it).
     """
     return pd.concat(

@@ -1,4 +1,4 @@
-"""The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (spec C-Fig4, C.0 "Training script").
+"""The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (C-Fig4, C.0 "Training script").
 
 One job trains every activation of one depth and one data set — or one *stack* of data sets of equal
 train/test size and input shape, say ``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked
@@ -12,9 +12,13 @@ the BN running statistics (C15 faithful; ``measure_on_copy`` measures a deep cop
 evaluated on train and test in eval mode. A run whose epoch loss is non-finite stops there (the original
 exits on NaN): its later rows are absent and a ``stopped`` row records the epoch.
 
-Run r depends only on (data set, depth, activation): its init and batch orders are seeded from those, so a
-stack gives the numbers of separate trainings (tests/test_meterez2024_training.py). With ``epoch_caps``
-(budget preset) a stack trains to its members' largest cap and records each run up to its own.
+The epoch loop, resume, NaN stops and epoch caps are the training engine's
+(:func:`isonorm.train.train_epochs`); this module builds the stack (:func:`grid_training`), supplies the
+evaluation and measurement (:class:`GridMeasure`) and turns the engine's history into the long frame
+(:func:`long_frame`). Run r depends only on (data set, depth, activation): its init and batch orders are
+seeded from those, so a stack gives the numbers of separate trainings (tests/test_meterez2024_training.py).
+With ``epoch_caps`` (budget preset) a stack trains to its members' largest cap and records each run up to
+its own.
 
 Output: one tidy long frame, columns ``dataset, depth, activation, epoch, layer, metric, value``; epoch-level
 metrics (train_loss, train_acc, test_loss, test_acc, stopped) have ``layer = -1``; per-layer metrics
@@ -25,9 +29,7 @@ stored at ``measure_epochs`` only (bounds the output size; the figures need epoc
 from __future__ import annotations
 
 import copy
-import logging
-import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -39,27 +41,16 @@ from ...data import dataset_spec, load_split
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...train.batches import epoch_permutations
-from ...train.checkpoint import load_checkpoint, save_checkpoint
+from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, train_epochs
 from ...train.fast_step import StackedSGDStep
-
-log = logging.getLogger(__name__)
+from .grid_jobs import STACK_SEPARATOR, stack_members
 
 EXPERIMENT = "meterez2024/training"
 EPOCH_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
 LAYER_METRICS = ("weight_isogap", "fc_isogap", "norm_isogap", "act_isogap", "grad_fro_norm")
-STACK_SEPARATOR = "+"  # job names of stacked data sets, e.g. cifar10+cifar100 (rules/common.smk)
 COLUMNS = ["dataset", "depth", "activation", "epoch", "layer", "metric", "value"]
-REQUIRED = ("width", "batch_size", "lr", "epochs", "activations", "gain_exponent", "norm", "bias", "init",
-            "transform", "measure_epochs", "checkpoint_every", "eval_batch_size", "measure_on_copy", "cuda_graph")
 
-Config = Mapping[str, Any]
-
-
-def _require(cfg: Config) -> None:
-    missing = [key for key in REQUIRED if key not in cfg]
-    if missing:
-        raise KeyError(f"meterez2024 training config lacks {missing}; see config.yaml meterez2024: training:")
+Config = Mapping[str, Any]  # config.yaml meterez2024: training: (its keys are required by the config schema)
 
 
 def epochs_for(cfg: Config, dataset: str, depth: int) -> int:
@@ -73,7 +64,7 @@ def epochs_for(cfg: Config, dataset: str, depth: int) -> int:
 
 
 def model_config(cfg: Config, in_features: int, classes: int, depth: int) -> BNMLPConfig:
-    """The training architecture (spec C-Fig4: torch BN, bias, orthogonal, gain exponent 0.4, width 100)."""
+    """The training architecture (C-Fig4: torch BN, bias, orthogonal, gain exponent 0.4, width 100)."""
     return BNMLPConfig(
         in_features=in_features, width=int(cfg["width"]), out_features=classes, depth=depth,
         norm=str(cfg["norm"]), init=str(cfg["init"]), gain_exponent=float(cfg["gain_exponent"]),
@@ -138,33 +129,6 @@ def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool)
     return out
 
 
-def _epoch_rows(runs: Sequence[tuple[str, str]], depth: int, epoch: int, values: Mapping[str, np.ndarray],
-                alive: np.ndarray) -> pd.DataFrame:
-    rows = [(dataset, depth, act, epoch, -1, name, float(values[name][r]))
-            for name in EPOCH_METRICS for r, (dataset, act) in enumerate(runs) if alive[r]]
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _layer_rows(runs: Sequence[tuple[str, str]], depth: int, epoch: int, values: Mapping[str, np.ndarray],
-                alive: np.ndarray) -> pd.DataFrame:
-    frames = []
-    layers = np.arange(depth + 1)
-    for name, array in values.items():
-        for r, (dataset, act) in enumerate(runs):
-            if alive[r]:
-                frames.append(pd.DataFrame({"dataset": dataset, "depth": depth, "activation": act, "epoch": epoch,
-                                            "layer": layers, "metric": name, "value": array[r]}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-
-
-def stack_members(stack: str) -> list[str]:
-    """The data sets of a job name: ``"cifar10+cifar100"`` → [cifar10, cifar100]; one name → [name]."""
-    members = stack.split(STACK_SEPARATOR)
-    if len(set(members)) != len(members) or not all(members):
-        raise ValueError(f"training stack {stack!r} must name distinct data sets joined by {STACK_SEPARATOR!r}")
-    return members
-
-
 def _stack_data(members: Sequence[str], data_root: str, split: str, transform: str, device: torch.device):
     """One split of every member, stacked to x (K, N, D), y (K, N); members must agree on N and D."""
     loaded = [load_split(name, data_root, split, transform=transform, flatten=True, device=device) for name in members]
@@ -176,6 +140,117 @@ def _stack_data(members: Sequence[str], data_root: str, split: str, transform: s
             "them alone by removing the stack"
         )
     return torch.stack([part.x for part in loaded]), torch.stack([part.y for part in loaded])
+
+
+@dataclass
+class GridTraining:
+    """One job's runs on the training engine: the stacked model and its SGD step on the training stack, the
+    engine's config (epoch caps, NaN stops, checkpoints) and the runs' names and batch-order seeds.
+    ``train_grid_job`` adds the evaluation and measurement; ``benchmarks/meterez_engine.py`` times
+    :meth:`train` as it is."""
+
+    step: StackedSGDStep
+    config: TrainConfig
+    runs: list[tuple[str, str]]  # (data set, activation) per stacked run, grouped by activation
+    depth: int
+    run_data: torch.Tensor  # (R,): each run's data set in the stacked splits
+    fingerprint: dict
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [f"{name}/{act}" for name, act in self.runs]
+
+    def train(self, measure: Measure | None = None) -> TrainResult:
+        # run.py reshuffles every epoch; each (data set, activation) has its own order (stacked = alone)
+        keys = [(EXPERIMENT, f"{name}-d{self.depth}", act) for name, act in self.runs]
+        return train_epochs(self.step, self.config, run_ids=self.run_ids, seed_keys=keys, measure=measure,
+                            fingerprint=self.fingerprint)
+
+
+def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], depth: int, train_x: torch.Tensor,
+                  train_y: torch.Tensor, checkpoint: str | None = None) -> GridTraining:
+    """The engine set up for every activation of ``members`` at ``depth``, on the stacked training split
+    ``train_x`` (K, N, D), ``train_y`` (K, N); each run is trained to its data set's cap (``epochs_for``)."""
+    runs = [(name, act) for act in acts for name in members]
+    caps = tuple(epochs_for(cfg, name, depth) for name, _ in runs)
+    device = train_x.device
+    config = TrainConfig(
+        EXPERIMENT, f"{STACK_SEPARATOR.join(members)}-d{depth}", epochs=max(caps), batch_size=int(cfg["batch_size"]),
+        optimizer=OptimizerConfig("sgd", lr=float(cfg["lr"])), checkpoint_path=checkpoint,
+        checkpoint_every=int(cfg["checkpoint_every"]), device=str(device), run_epochs=caps, stop_non_finite=True,
+    )
+    classes = [dataset_spec(name).num_classes for name, _ in runs]
+    architecture = model_config(cfg, train_x.shape[-1], max(classes), depth)
+    generators = [run_generator(name, depth, act) for name, act in runs]
+    model = StackedBNMLP(architecture, generators, activations=[act for _, act in runs], classes=classes).to(device)
+    run_data = torch.tensor([list(members).index(name) for name, _ in runs], device=device)
+    cuda_graph = {"auto": None, True: True, False: False}[cfg["cuda_graph"]]
+    step = StackedSGDStep(model, train_x, train_y, len(runs), config.batch_size, config.optimizer.lr,
+                          cuda_graph=cuda_graph, run_data=run_data)
+    fingerprint = {"model": repr(architecture), "measure_on_copy": bool(cfg["measure_on_copy"])}
+    return GridTraining(step, config, runs, depth, run_data, fingerprint)
+
+
+@dataclass
+class GridMeasure:
+    """run.py's per-epoch evaluation, the engine's measure: at epoch 0 the train and test sets in eval mode;
+    then the test set in eval mode and ``measure`` on the fixed measurement batch, every epoch (its train-mode
+    forward updates the BN running statistics, C15), recorded at ``measure_epochs`` only."""
+
+    train: tuple[torch.Tensor, torch.Tensor]  # x (K, N, D), y (K, N)
+    test: tuple[torch.Tensor, torch.Tensor]
+    run_data: torch.Tensor
+    batch: tuple[torch.Tensor, torch.Tensor]  # each run's measurement batch, x (R, B, D), y (R, B)
+    eval_batch_size: int
+    measure_epochs: frozenset[int]
+    on_copy: bool
+
+    @classmethod
+    def for_job(cls, cfg: Config, job: GridTraining, test_x: torch.Tensor, test_y: torch.Tensor) -> "GridMeasure":
+        x, y, rows = job.step.x, job.step.y, job.run_data.view(-1, 1)
+        index = torch.stack([measurement_index(x.shape[1], job.config.batch_size, name) for name, _ in job.runs])
+        index = index.to(x.device)
+        return cls((x, y), (test_x, test_y), job.run_data, (x[rows, index], y[rows, index]),
+                   int(cfg["eval_batch_size"]), frozenset(int(e) for e in cfg["measure_epochs"]),
+                   bool(cfg["measure_on_copy"]))
+
+    def __call__(self, model: StackedBNMLP, epoch: int) -> dict[str, np.ndarray]:
+        values: dict[str, np.ndarray] = {}
+        if epoch == 0:  # nothing trained yet: the training set is evaluated too
+            values["train_loss"], values["train_acc"] = evaluate(model, *self.train, self.eval_batch_size,
+                                                                  self.run_data)
+        values["test_loss"], values["test_acc"] = evaluate(model, *self.test, self.eval_batch_size, self.run_data)
+        record = epoch in self.measure_epochs
+        if epoch == 0 and not record:  # a measurement at init only when asked (run.py has none)
+            return values
+        # at init always on a copy: measuring must not move the fresh networks' BN statistics before training
+        target = copy.deepcopy(model) if epoch == 0 or self.on_copy else model
+        values.update(measure(target, *self.batch, record=record))
+        return values
+
+
+def long_frame(result: TrainResult, runs: Sequence[tuple[str, str]], depth: int) -> pd.DataFrame:
+    """The engine's history (one row per recorded run and epoch; per-layer metrics as lists) as the tidy long
+    frame of the module docstring: per epoch, the ``stopped`` rows, the epoch metrics, the layer metrics."""
+    where = {f"{name}/{act}": (name, act) for name, act in runs}
+    history = result.history
+    by_epoch = {epoch: rows for epoch, rows in history.groupby("epoch", sort=True)}
+    records: list[tuple] = []
+    for epoch in sorted(set(by_epoch) | set(result.stopped.values())):
+        for run, (name, act) in where.items():
+            if result.stopped.get(run) == epoch:
+                records.append((name, depth, act, epoch, -1, "stopped", float(epoch)))
+        rows = by_epoch.get(epoch, history.iloc[:0])
+        owners = [where[run] for run in rows.run]
+        for metric in EPOCH_METRICS:
+            records += [(name, depth, act, epoch, -1, metric, float(value))
+                        for (name, act), value in zip(owners, rows[metric])]
+        for metric in LAYER_METRICS:
+            for (name, act), values in zip(owners, rows.get(metric, ())):
+                if isinstance(values, list):
+                    records += [(name, depth, act, epoch, layer, metric, float(v)) for layer, v in enumerate(values)]
+    frame = pd.DataFrame(records, columns=COLUMNS)
+    return frame.astype({"depth": "int64", "epoch": "int64", "layer": "int64", "value": "float64"})
 
 
 def train_grid_job(
@@ -190,92 +265,16 @@ def train_grid_job(
 ) -> pd.DataFrame:
     """Train all ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a stack
     ``"a+b"`` — at ``depth``, stacked; tidy frame as the module docstring says. ``checkpoint``: resumable
-    checkpoint file (every ``checkpoint_every`` epochs, spec C.0 "saved every 10 epochs")."""
-    _require(cfg)
+    checkpoint file (every ``checkpoint_every`` epochs; C.0 "Training script": saved every 10 epochs)."""
     members = stack_members(dataset)
     acts = list(activations if activations is not None else cfg["activations"])
-    runs = [(name, act) for act in acts for name in members]  # grouped by activation (StackedBNMLP)
-    run_data = torch.tensor([members.index(name) for name, _ in runs])
     target = resolve_device(device)
     train_x, train_y = _stack_data(members, data_root, "train", cfg["transform"], target)
     test_x, test_y = _stack_data(members, data_root, "test", cfg["transform"], target)
-    classes = [dataset_spec(name).num_classes for name, _ in runs]
-    config = model_config(cfg, train_x.shape[-1], max(classes), depth)
-    generators = [run_generator(name, depth, act) for name, act in runs]
-    model = StackedBNMLP(config, generators, activations=[act for _, act in runs], classes=classes).to(target)
-    run_data = run_data.to(target)
-    batch, n_train = int(cfg["batch_size"]), train_x.shape[1]
-    run_epochs = np.array([epochs_for(cfg, name, depth) for name, _ in runs])
-    epochs = int(run_epochs.max())
-    measure_epochs = {int(e) for e in cfg["measure_epochs"]}
-    m_index = torch.stack([measurement_index(n_train, batch, name) for name, _ in runs]).to(target)
-    m_x, m_y = train_x[run_data.view(-1, 1), m_index], train_y[run_data.view(-1, 1), m_index]
-    cuda_graph = {"auto": None, True: True, False: False}[cfg["cuda_graph"]]
-    eval_batch = int(cfg["eval_batch_size"])
-
-    fingerprint = {"datasets": members, "depth": depth, "activations": acts, "n_train": n_train,
-                   "batch_size": batch, "lr": float(cfg["lr"]), "config": repr(config),
-                   "measure_on_copy": bool(cfg["measure_on_copy"])}
-    path = Path(checkpoint) if checkpoint else None
-    frames: list[pd.DataFrame] = []
-    alive = np.ones(len(runs), dtype=bool)
-    done = 0
-    if path is not None and path.exists():
-        payload = load_checkpoint(path, fingerprint, target)
-        model.load_state_dict(payload["model"])
-        done, alive = int(payload["epoch"]), np.array(payload["alive"], dtype=bool)
-        frames = [pd.DataFrame(payload["rows"], columns=COLUMNS)]
-        log.info("%s d=%d: resuming after epoch %d from %s", dataset, depth, done, path)
-    else:
-        train_loss, train_acc = evaluate(model, train_x, train_y, eval_batch, run_data)
-        test_loss, test_acc = evaluate(model, test_x, test_y, eval_batch, run_data)
-        values = {"train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc}
-        frames.append(_epoch_rows(runs, depth, 0, values, alive))
-        if 0 in measure_epochs:  # a measurement at init, recorded only when asked (run.py has none)
-            measured = measure(copy.deepcopy(model), m_x, m_y, record=True)
-            frames.append(_layer_rows(runs, depth, 0, measured, alive))
-
-    step = StackedSGDStep(model, train_x, train_y, len(runs), batch, float(cfg["lr"]), cuda_graph=cuda_graph,
-                          run_data=run_data)
-    for epoch in range(done + 1, epochs + 1):
-        started = time.perf_counter()
-        model.train()
-        step.reset()
-        # run.py reshuffles every epoch; each (data set, activation) has its own order (stacked = alone)
-        order = torch.cat([epoch_permutations(n_train, [act], EXPERIMENT, f"{name}-d{depth}", epoch)
-                           for name, act in runs]).to(target)
-        n_batches = 0
-        for start in range(0, n_train, batch):
-            step(order[:, start:start + batch])
-            n_batches += 1
-        train_loss = (step.loss_sum / n_batches).cpu().numpy()
-        train_acc = (step.correct.double() / n_train).cpu().numpy()
-        stopped = alive & ~np.isfinite(train_loss)
-        for r in np.flatnonzero(stopped & (epoch <= run_epochs)):
-            name, act = runs[r]
-            log.warning("%s d=%d %s: non-finite loss in epoch %d; run stopped", name, depth, act, epoch)
-            frames.append(pd.DataFrame([(name, depth, act, epoch, -1, "stopped", float(epoch))], columns=COLUMNS))
-        alive &= ~stopped
-        recorded = alive & (epoch <= run_epochs)  # a capped run trains on in the stack, unrecorded
-        test_loss, test_acc = evaluate(model, test_x, test_y, eval_batch, run_data)
-        values = {"train_loss": train_loss, "train_acc": train_acc, "test_loss": test_loss, "test_acc": test_acc}
-        frames.append(_epoch_rows(runs, depth, epoch, values, recorded))
-        record = epoch in measure_epochs
-        target_model = copy.deepcopy(model) if cfg["measure_on_copy"] else model
-        measured = measure(target_model, m_x, m_y, record=record)
-        if record:
-            frames.append(_layer_rows(runs, depth, epoch, measured, recorded))
-        log.info("%s d=%d epoch %d/%d: train acc %s, %.1f s", dataset, depth, epoch, epochs,
-                 np.round(train_acc, 4).tolist(), time.perf_counter() - started)
-        if path is not None and (epoch % int(cfg["checkpoint_every"]) == 0 or epoch == epochs):
-            rows = pd.concat(frames, ignore_index=True)
-            save_checkpoint(path, {"fingerprint": fingerprint, "epoch": epoch, "alive": alive.tolist(),
-                                   "model": model.state_dict(), "rows": rows.to_dict("list")})
-            frames = [rows]
-    frame = pd.concat(frames, ignore_index=True)
-    frame = frame.astype({"depth": "int64", "epoch": "int64", "layer": "int64", "value": "float64"})
-    return frame[COLUMNS]
+    job = grid_training(cfg, members, acts, depth, train_x, train_y, checkpoint)
+    result = job.train(GridMeasure.for_job(cfg, job, test_x, test_y))
+    return long_frame(result, job.runs, depth)
 
 
-__all__ = ["train_grid_job", "stack_members", "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS",
-           "LAYER_METRICS"]
+__all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "long_frame", "stack_members",
+           "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]

@@ -4,7 +4,8 @@ A width-100, batch-100 step of a 1000-layer network is bound by kernel launches 
 "Speed"), so the number of operators one training step runs is what the engine must keep small, and it can be
 counted on any device. :class:`OpCounter` sits below autograd (``TorchDispatchMode``), so it sees the forward,
 the backward and the update; views, allocations and profiler bookkeeping launch nothing and are not counted.
-Used by ``benchmarks/meterez_engine.py`` and by a test that keeps the stacked step's count in check.
+Used by ``benchmarks/meterez_engine.py`` and by tests/test_train_native_stack.py, which keeps the stacked step's
+count in check (benchmark-only code, so it lives here and not in src/).
 """
 
 from __future__ import annotations
