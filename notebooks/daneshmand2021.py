@@ -15,54 +15,35 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/daneshmand2021/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`daneshmand2021:`),
-# decisions: `../shared/spec/daneshmand2021.md`. Bands are bootstrap 95 % CIs over runs (seeded, 1000
+# decisions: `docs/decisions/daneshmand2021.md`. Bands are bootstrap 95 % CIs over runs (seeded, 1000
 # resamples) unless a caption says otherwise.
 
 # %% tags=["parameters"]
 results_dir = "results/daneshmand2021"
 report_dir = "report"
 preset = "paper"
-reference = "notebooks/reference/daneshmand2021.yaml"
-claims = "results/daneshmand2021/claims.parquet"
 config_json = "{}"
 
 # %%
-import json
-from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from isonorm.experiments.daneshmand2021 import summaries as s
-from isonorm.report import ItemRenderer
-from isonorm.results import read_all_results
+from isonorm.report.notebook import CI, NOT_RUN, open_paper
 
-cfg = json.loads(config_json)
-results = Path(results_dir)
-render = ItemRenderer("daneshmand2021", report_dir, reference, claims, preset)
-sns.set_theme(style="whitegrid", context="paper")
-CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)  # decision 12: seeded bootstrap
+STYLE = dict(style="whitegrid", context="paper")
+page = open_paper("daneshmand2021", results_dir=results_dir, report_dir=report_dir, preset=preset,
+                  config_json=config_json, style=STYLE)
+cfg, render, load = page.cfg, page.render, page.load
 BN_RED, VANILLA_BLUE = "tab:red", "tab:blue"
-
-
-def load(experiment: str) -> pd.DataFrame | None:
-    """All Parquet files of one experiment, or None when it was not run in this configuration."""
-    files = sorted((results / experiment).glob("*.parquet"))
-    return read_all_results(files) if files else None
-
-
-NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
 
 # %% [markdown]
 # ## Figure 1 — |cos| of two samples across layers, BN vs vanilla
 
 # %%
-df = load("fig1")
+df = load("fig1/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-fig1", NOT_RUN)
 else:
@@ -80,7 +61,7 @@ else:
 # ## Figure 2 — orthogonality gap vs depth (a) and width (b)
 
 # %%
-df = load("fig2a")
+df = load("fig2a/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-fig2a", NOT_RUN)
 else:
@@ -93,11 +74,11 @@ else:
         fig, "daneshmand2021-fig2a",
         f"log V(H_ℓ) of the BN chain from a diagonal H0 (n = 4). Mean and 95% CI of {df.run.nunique()} runs.",
         deviations="The y axis is labelled log V (the code's label says 'Orthogonality Gap' for the same "
-                   "values, decision 2); x counts layers applied, from 1 (the code's axis starts at 0).",
+                   "values, decision B2); x counts layers applied, from 1 (the code's axis starts at 0).",
     )
 
 # %%
-df = load("fig2b")
+df = load("fig2b/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-fig2b", NOT_RUN)
 else:
@@ -113,7 +94,7 @@ else:
     render.figure(
         fig, "daneshmand2021-fig2b",
         f"ln of the layer-averaged V(H_ℓ) vs ln d (n = 4). Mean and 95% CI of {df.run.nunique()} runs.",
-        deviations="Left (primary, decision 1): the caption's average over layers "
+        deviations="Left (primary, decision B1): the caption's average over layers "
                    f"{f2b['caption_window'][0]}–{f2b['caption_window'][1]}. Right (secondary): the authors' "
                    "code, which averages layers 1–500 and divides every run by the number of runs.",
     )
@@ -122,7 +103,7 @@ else:
 # ## Figure 3 — validation of Assumption A1 over (n, d)
 
 # %%
-df = load("fig3")
+df = load("fig3/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-fig3", NOT_RUN)
 else:
@@ -146,7 +127,7 @@ else:
         fig, "daneshmand2021-fig3",
         f"Black: A1({cfg['fig3']['threshold']}·α0, {cfg['fig3']['layers']}) failed in at least one of "
         f"{df.run.nunique()} runs; white: held in all. α0 = σ_min(H0).",
-        deviations="Decision 3: the paper gives no code; H0 is Gaussian scaled to unit Frobenius norm before "
+        deviations="Decision B3: the paper gives no code; H0 is Gaussian scaled to unit Frobenius norm before "
                    f"α0 is taken; grid n × d as configured; sampler: {cfg['fig3']['sampler']} "
                    "(exact in distribution). Where d < n no representation has full rank and A1 fails.",
     )
@@ -171,7 +152,7 @@ render.table(table1, "daneshmand2021-table1",
 # ## Figure 4 and Figure 5 — orthogonality and optimisation (CIFAR-10 MLPs)
 
 # %%
-df = load("depth_training")
+df = load("depth_training/*.parquet")
 if df is None:
     for item in ("daneshmand2021-fig4a", "daneshmand2021-fig5"):
         render.not_run(item, NOT_RUN)
@@ -192,7 +173,7 @@ else:
         f"Vanilla ReLU MLP (width {cfg['depth_training']['width']}, Xavier init): spectral orthogonality gap of "
         f"the logits at initialisation (red) and training loss of the last epoch (blue) vs depth. Mean and 95% "
         f"CI of {df.run.nunique()} runs.",
-        deviations="Decision 4: the gap is measured on the freshly initialised network (the code never did) "
+        deviations="Decision B4: the gap is measured on the freshly initialised network (the code never did) "
                    "and the loss is logged every epoch (the code logged every 5th).",
     )
     both = s.final_epoch_loss(df, ["init", "depth"])
@@ -204,12 +185,12 @@ else:
         fig, "daneshmand2021-fig5",
         f"Training loss after {int(df.epoch.max())} epochs: Xavier (blue) vs iterative orthogonalisation "
         f"(red). Mean and 95% CI of {df.run.nunique()} runs.",
-        deviations="Decision 6: the init formula of the authors' code (W = U Σ^−1 Vᵀ, then unit-norm outputs "
+        deviations="Decision B6: the init formula of the authors' code (W = U Σ^−1 Vᵀ, then unit-norm outputs "
                    "on an init batch of 3·width images), not the paper's Eq. (6).",
     )
 
 # %%
-df = load("fig4b")
+df = load("fig4b/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-fig4b", NOT_RUN)
 else:
@@ -227,7 +208,7 @@ else:
         f"{f4b['depth']}-layer ReLU MLP (width {f4b['width']}): spectral orthogonality gap of the logits (red) "
         f"and training loss (blue) per epoch; epoch 0 is the initialisation. Mean and 95% CI of "
         f"{df.run.nunique()} runs.",
-        deviations="Decision 5: width 800, 4 runs, every epoch, 50 epochs as the paper says (the code used "
+        deviations="Decision B5: width 800, 4 runs, every epoch, 50 epochs as the paper says (the code used "
                    "width 1000, 5 runs, every 5th epoch).",
     )
 
@@ -235,7 +216,7 @@ else:
 # ## Appendix Figure 6 — orthogonality gap through random BN and vanilla networks
 
 # %%
-df = load("appfig6")
+df = load("appfig6/*.parquet")
 for arch, item, title in (("mlp", "daneshmand2021-appfig6a", "MLP"), ("convnet", "daneshmand2021-appfig6b", "ConvNet")):
     sub = None if df is None else df[df.arch == arch]
     if sub is None or sub.empty:
@@ -249,7 +230,7 @@ for arch, item, title in (("mlp", "daneshmand2021-appfig6a", "MLP"), ("convnet",
         fig, item,
         f"V at the input of each layer of one random ReLU {title} with and without batch normalization, over "
         f"{sub.batch.nunique()} batches of {cfg['appfig6']['batch_size']} CIFAR-10 images. Band: ±1 SD across batches.",
-        deviations="As coded (decision 9): MNIST normalisation constants on CIFAR-10, torch BatchNorm in "
+        deviations="As coded (decision B9): MNIST normalisation constants on CIFAR-10, torch BatchNorm in "
                    "training mode (with mean subtraction), reflect padding for the ConvNet, one network for all batches.",
     )
 
@@ -257,7 +238,7 @@ for arch, item, title in (("mlp", "daneshmand2021-appfig6a", "MLP"), ("convnet",
 # ## Appendix Figure 7 — SVD-based initialisation for deep ConvNets
 
 # %%
-df = load("appfig7")
+df = load("appfig7/*.parquet")
 extras = [] if df is None else sorted(df.extra_layers.unique())
 for item, extra in zip(("daneshmand2021-appfig7a", "daneshmand2021-appfig7b"), extras + [None, None]):
     if extra is None:
@@ -272,14 +253,14 @@ for item, extra in zip(("daneshmand2021-appfig7a", "daneshmand2021-appfig7b"), e
         fig, item,
         f"AlexNet-style CIFAR-10 ConvNet with {extra} extra 256-channel conv layers: Xavier vs SVD-based "
         f"('orthogonal') init. Mean and 95% CI of {sub.run.nunique()} runs.",
-        deviations="As coded (decision 10): unnormalised inputs, Σ^−1/2 in the conv init, SGD lr 0.001, batch 30.",
+        deviations="As coded (decision B10): unnormalised inputs, Σ^−1/2 in the conv init, SGD lr 0.001, batch 30.",
     )
 
 # %% [markdown]
 # ## Appendix-G figure — fluctuations of the Gram matrix for non-linear activations
 
 # %%
-df = load("appfigg")
+df = load("appfigg/*.parquet")
 if df is None:
     render.not_run("daneshmand2021-appfigg", NOT_RUN)
 else:
@@ -292,7 +273,7 @@ else:
         fig, "daneshmand2021-appfigg",
         "ln of the average deviation ‖M_ℓ − K‖_F of the BN chain's Gram matrix from its long-run mean vs ln d, "
         "for each activation ('sigmoid' is tanh(x) + 1 as in the code). One run.",
-        deviations="Decision 8: the authors' plotting loop drew the last activation (sin) under all four "
+        deviations="Decision B8: the authors' plotting loop drew the last activation (sin) under all four "
                    "labels; here each activation has its own curve.",
     )
 
@@ -324,5 +305,5 @@ render.not_reproducible(
     "daneshmand2021-apph",
     "Appendix H compares iterative orthogonalisation with the BN replacement of Brock et al. (2021). The "
     "supplement that describes it is not retrievable and the authors' repository has no code for it, so its "
-    "setup cannot be specified (spec decision 11).",
+    "setup cannot be specified (decision B11).",
 )

@@ -15,47 +15,28 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/joudaki2023/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`joudaki2023:`),
-# decisions: `../shared/spec/joudaki2023.md` (D1–D18). Bands are seeded bootstrap 95 % CIs unless a
+# decisions: `docs/decisions/joudaki2023.md` (D1–D18). Bands are seeded bootstrap 95 % CIs unless a
 # caption says otherwise.
 
 # %% tags=["parameters"]
 results_dir = "results/joudaki2023"
 report_dir = "report"
 preset = "paper"
-reference = "notebooks/reference/joudaki2023.yaml"
-claims = "results/joudaki2023/claims.parquet"
 config_json = "{}"
 
 # %%
-import json
-from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from isonorm.report import ItemRenderer
-from isonorm.results import read_all_results
+from isonorm.report.notebook import CI, NOT_RUN, open_paper
 
-cfg = json.loads(config_json)
-results = Path(results_dir)
-render = ItemRenderer("joudaki2023", report_dir, reference, claims, preset)
-# The originals' look (spec D.0 plot helper): whitegrid, context "paper", font scale 1.5.
-sns.set_theme(style="whitegrid", context="paper", font_scale=1.5)
-CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)
-
-
-def load(pattern: str) -> pd.DataFrame | None:
-    """All Parquet files under results/joudaki2023 matching ``pattern``, or None when none exist."""
-    files = sorted(results.glob(pattern))
-    return read_all_results(files) if files else None
-
-
-NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
+# The originals' look (D.0 (A) "Plot helpers"): whitegrid, context "paper", font scale 1.5.
+STYLE = dict(style="whitegrid", context="paper", font_scale=1.5)
+page = open_paper("joudaki2023", results_dir=results_dir, report_dir=report_dir, preset=preset,
+                  config_json=config_json, style=STYLE)
+cfg, render, load = page.cfg, page.render, page.load
 
 # %% [markdown]
 # ## Figure 1 — the geometric reading of isometry
@@ -167,7 +148,7 @@ else:
 # ## The mean-field simulator: Figures 4, 5, 6, 8, 9, A.1, B.2, B.3
 #
 # Synthetic inputs (n samples of width d, the largest singular value inflated by a "degeneracy" factor)
-# through L = 30 random layers with fresh Gaussian weights (spec D.0 (A)). The originals' `plot_line_graph`
+# through L = 30 random layers with fresh Gaussian weights (D.0 (A)). The originals' `plot_line_graph`
 # does not filter by stage: each point at ℓ ≥ 1 is the mean over the pre-normalization AND the
 # post-normalization rows of every run, and ℓ = 0 is the input (decision D4). The curves below keep that
 # ("faithful"); a table at the end compares them with the post-normalization-only means. Bands: seeded
@@ -179,11 +160,11 @@ from IPython.display import display
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as sims
 
-SIM = {**cfg.get("simulator", {})}
+SIM = cfg["simulator"]
 SIM_NOTE = (
-    f"Simulation in {SIM.get('dtype', 'float32')} with Gram eigenvalues in {SIM.get('metric_dtype', 'float32')} "
+    f"Simulation in {SIM['dtype']} with Gram eigenvalues in {SIM['metric_dtype']} "
     "(the originals' float32: it decides where diverging curves stop); c0, c1, Eσ² by "
-    f"{SIM.get('constants', 'quadrature')} (decision D8; the originals used Monte Carlo over 2·10⁶ samples)."
+    f"{SIM['constants']} (decision D8; the originals used Monte Carlo over 2·10⁶ samples)."
 )
 D4_NOTE = "Each point at ℓ ≥ 1 is the mean over pre- and post-normalization rows of all runs (decision D4, as plot_line_graph)."
 LABELS = {
@@ -364,7 +345,7 @@ else:
         sns.lineplot(rows[rows.activation == act], x="layer", y="iso_gap", hue="alpha", palette=palette,
                      marker="o", ax=ax, legend=act == acts[-1], **CI)
         ax.set(yscale="log", title=act, xlabel="ℓ", ylabel="−log I(G^ℓ)" if act == acts[0] else "")
-    factor = float(cfg.get("figb2", {}).get("prediction_factor", 10))
+    factor = float(cfg["figb2"]["prediction_factor"])
     tanh = sims.gain_prediction(df[df.activation == "tanh"], factor) if "tanh" in acts else None
     for ax, alpha in zip(axes[1], gains):
         if tanh is None:
@@ -488,8 +469,8 @@ def module_order(frame):
 
 # %%
 runs2 = load("fig2_runs/*.parquet")
-f2 = cfg.get("fig2_runs", {})
-fig2_act = f2.get("fig2_activation", ims.FIG2_ACTIVATION)
+f2 = cfg["fig2_runs"]
+fig2_act = f2["fig2_activation"]
 if runs2 is None or fig2_act not in set(runs2.activation):
     render.not_run("joudaki2023-fig2", NOT_RUN)
 else:
@@ -523,7 +504,7 @@ else:
 # ### Figure B.6 — isometry through the layers for many activations, at initialisation and after training
 
 # %%
-b6_acts = list(f2.get("figb6_activations", ims.FIGB6_ACTIVATIONS))
+b6_acts = list(f2["figb6_activations"])
 if runs2 is None or not set(b6_acts) & set(runs2.activation):
     render.not_run("joudaki2023-figb6", NOT_RUN)
 else:
@@ -682,14 +663,14 @@ df = load("figb5/*.parquet")
 if df is None:
     render.not_run("joudaki2023-figb5", NOT_RUN)
 else:
-    f5 = cfg.get("figb5", {})
+    f5 = cfg["figb5"]
     modes = [m for m in ("train", "eval") if m in set(df["mode"])]
     # 17 x 2.5 in per panel as the original (+ room for the names); the panels share the module axis (named once, at the bottom).
     fig, axes = plt.subplots(len(modes), 1, figsize=(17, 2.5 * len(modes) + 1.5), sharex=True, squeeze=False)
     for ax, mode in zip(axes[:, 0], modes):
         part = df[df["mode"] == mode]
         means = g2.entry_means(df, mode)
-        # As the original plot (spec D-FigB5): x = running entry index, ticks at li - 0.5 named after the
+        # As the original plot (D-FigB5): x = running entry index, ticks at li - 0.5 named after the
         # modules and rotated 90 degrees, red shading over [li - 1, li] for every LayerNorm entry, marker 's'.
         sns.lineplot(data=part, x="li", y="iso_gap", marker="s", color="black", ax=ax, **CI)
         for i, li in enumerate(means.loc[means.layernorm, "li"]):
@@ -710,12 +691,12 @@ else:
         f"h.{blocks[0]}–h.{blocks[-1]}; each LayerNorm entry (shaded red) is preceded by 'Add', the gap of its input "
         f"(the residual stream). Mean and 95% CI over {n_texts} texts (one per forward pass, "
         f"{tokens.min()}–{tokens.max()} tokens). Checkpoint: {df.checkpoint.iloc[0]}; texts: {df.texts_source.iloc[0]} "
-        f"(first {f5.get('max_chars', '?')} characters of each). Tick labels sit half a step left of their "
+        f"(first {f5['max_chars']} characters of each). Tick labels sit half a step left of their "
         "points, as in the original plot. "
         + ("Top: train mode (dropout on, as published); bottom: eval mode." if len(modes) == 2 else f"Mode: {modes[0]}."),
         deviations=[
             f"decision D7: dropout is active as in the original (model.train()), but seeded (torch seed "
-            f"{f5.get('seed', '?')}) so the figure is reproducible; the eval-mode variant is added",
+            f"{f5['seed']}) so the figure is reproducible; the eval-mode variant is added",
             "decision D7: blocks with index > 6 are kept, as the code does (five blocks), although the title "
             "says 'last 6 layers'",
             "decision D7: the ten texts are frozen from a pinned dataset revision instead of the legacy "

@@ -15,53 +15,35 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/lu2024/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`lu2024:`),
-# decisions: `../shared/spec/lu2024.md` (items 1–17). PII is the parameters independence index of the weight
-# vectors (spec A.1.1); tables report column vectors unless a caption says otherwise.
+# decisions: `docs/decisions/lu2024.md` (decisions A1–A17). PII is the parameters independence index of the weight
+# vectors (A.1.1); tables report column vectors unless a caption says otherwise.
 
 # %% tags=["parameters"]
 results_dir = "results/lu2024"
 report_dir = "report"
 preset = "paper"
-reference = "notebooks/reference/lu2024.yaml"
-claims = "results/lu2024/claims.parquet"
 config_json = "{}"
 
 # %%
-import json
-from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
-from isonorm.report import ItemRenderer
-from isonorm.results import read_all_results
+from isonorm.report.notebook import CI, NOT_RUN, open_paper
 
-cfg = json.loads(config_json)
-results = Path(results_dir)
-render = ItemRenderer("lu2024", report_dir, reference, claims, preset)
-# The paper's style is unknown (spec decision 15); seaborn's plain white style, colour maps per figure.
-sns.set_theme(style="white", context="paper")
-CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)
-
-
-def load(pattern: str) -> pd.DataFrame | None:
-    """All Parquet files under results/lu2024 matching ``pattern``, or None when none exist."""
-    files = sorted(results.glob(pattern))
-    return read_all_results(files) if files else None
-
-
-NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
+# The paper's style is unknown (decision A15); seaborn's plain white style, colour maps per figure.
+STYLE = dict(style="white", context="paper")
+page = open_paper("lu2024", results_dir=results_dir, report_dir=report_dir, preset=preset,
+                  config_json=config_json, style=STYLE)
+cfg, render, load = page.cfg, page.render, page.load
 
 # %% [markdown]
 # ## Trained networks — shared helpers (Tables 1–4, App. Tables 1–4, Figs. 1–2)
 #
 # Library: `isonorm.experiments.lu2024.trained_nets` (training) and `.trained_summaries` (reductions).
-# PII is over column vectors (decision 1); both orientations are stored in the Parquet files.
+# PII is over column vectors (decision A1); both orientations are stored in the Parquet files.
 
 # %%
 from isonorm.experiments.lu2024 import trained_summaries as lts
@@ -94,8 +76,8 @@ FNN_SETUP = ("MNIST (ToTensor only), FNN 784→{w}, {b} hidden {w}×{w} blocks l
              "epochs, PyTorch default init").format(
     w=cfg["fnn"]["width"], b=cfg["fnn"]["blocks"], last=cfg["fnn"]["blocks"] - 1, bs=cfg["fnn"]["batch_size"],
     ep=cfg["fnn"]["epochs"])
-FNN_DECISIONS = ("one BatchNorm1d shared by all blocks (decision 5); test accuracy in train mode, BN on "
-                 "test-batch statistics, as MLP.py (decision 6); cuDNN on, not bit-exact (decision 14)")
+FNN_DECISIONS = ("one BatchNorm1d shared by all blocks (decision A5); test accuracy in train mode, BN on "
+                 "test-batch statistics, as MLP.py (decision A6); cuDNN on, not bit-exact (decision A14)")
 
 # %% [markdown]
 # ## Figure 1 — cosine-similarity and Gram matrix of a weight at initialisation
@@ -119,9 +101,9 @@ else:
         f"Table-3 job {cfg['fig1']['run']} (the draw of this layer does not depend on the variant). No training.",
         deviations=[
             f"Layer {cfg['fig1']['layer']} and the colour map (small values light) are assumptions: the paper "
-            "names neither (decision 15).",
+            "names neither (decision A15).",
             "The paper's default init U(−√k, √k) and its 'strictly diagonally dominant' Gram are not literally "
-            "true; shown as computed (decision 16).",
+            "true; shown as computed (decision A16).",
         ],
     )
 
@@ -146,9 +128,9 @@ else:
         f"{FNN_DECISIONS}.",
         deviations=[
             "Layer mapping Layer_1..3 = linearH.1..3 and the code's architecture (1 input layer + 5 blocks) "
-            "instead of the text's 'three layers' (decision 2).",
+            "instead of the text's 'three layers' (decision A2).",
             "Learning rates 'adjusted' in the paper are unknown: lr 1e-3 for all, SGD with momentum 0.9 (the "
-            "code comment), not the plain SGD of Theorem 2 (decision 3).",
+            "code comment), not the plain SGD of Theorem 2 (decision A3).",
         ],
     )
 
@@ -176,10 +158,10 @@ def cnn_item(item: str, dataset: str, with_accuracy: bool) -> None:
         f"PII (column vectors of the 3×3 centre taps) at init / after training"
         + (" and test accuracy (%, eval mode)" if with_accuracy else "")
         + f" per optimizer, {dataset}. {CNN_SETUP}. Layer_1..3 = {', '.join(layers.values())}. Optimizers lr 1e-3, "
-        f"SGD momentum 0.9. {seeds_text('simple_cnn')}; means over runs. cuDNN on (decision 14).",
-        deviations=["Learning rates of the non-AdamW rows unknown: lr 1e-3, SGD momentum 0.9 (decision 3)."]
+        f"SGD momentum 0.9. {seeds_text('simple_cnn')}; means over runs. cuDNN on (decision A14).",
+        deviations=["Learning rates of the non-AdamW rows unknown: lr 1e-3, SGD momentum 0.9 (decision A3)."]
         + (["No code for CIFAR-100: the CIFAR-10 model with 100 outputs, Table 2's 20 epochs and batch 128 "
-            "(decision 8)."] if item == "apptable2" else []),
+            "(decision A8)."] if item == "apptable2" else []),
     )
 
 
@@ -214,8 +196,8 @@ else:
         f"{layer}.weight after training; top: Original (no BN, no residual), bottom: Norm_Res. The Table-3 "
         f"{cfg['fig2']['run']} runs (no extra training), first seed. {FNN_SETUP}; {FNN_DECISIONS}.",
         deviations=[
-            f"Layer {layer}, panel order and colour map are assumptions (decision 15); without constant init "
-            "(decision 4).",
+            f"Layer {layer}, panel order and colour map are assumptions (decision A15); without constant init "
+            "(decision A4).",
         ],
     )
 
@@ -236,7 +218,7 @@ else:
         f"SGD lr 1e-3 momentum 0.9; no constant init. {seeds_text('fnn')}; means over runs. {FNN_DECISIONS}.",
         deviations=[
             f"The paper does not say which layer: {cfg['table3']['headline_layer']} shown, all layers stored; "
-            "constant init off; SGD with momentum 0.9 (decision 4).",
+            "constant init off; SGD with momentum 0.9 (decision A4).",
         ],
     )
 
@@ -261,14 +243,14 @@ def resnet_item(item: str, dataset: str, compared: str) -> None:
         table.round(4), f"lu2024-{item}",
         f"PII (column vectors of the 3×3 centre tap) of {cfg['resnet18']['headline_layer']} after training, train "
         f"and test accuracy (%), {dataset}. {RESNET_SETUP}; batch {cfg[item]['batch_size']}, {cfg[item]['epochs']} "
-        f"epochs. The paper's accuracy is compared with the {compared} accuracy (decision 7). "
-        f"{seeds_text('resnet18')}; means over runs. cuDNN on (decision 14).",
+        f"epochs. The paper's accuracy is compared with the {compared} accuracy (decision A7). "
+        f"{seeds_text('resnet18')}; means over runs. cuDNN on (decision A14).",
         deviations=[
             "GELU (the table's label; the CIFAR-10 script uses ReLU), SGD hyper-parameters from the commented "
-            "line, layer1.0.conv1, and the construction of 'Original' are decisions (decision 7).",
+            "line, layer1.0.conv1, and the construction of 'Original' are decisions (decision A7).",
             "Train accuracy is measured after the last epoch on the un-augmented training set in eval mode, "
             "not as the running accuracy over augmented batches the original logged.",
-        ] + (["The CIFAR-100 script's Linear(64, 100) crashes; fixed to Linear(512, 100) (decision 7)."]
+        ] + (["The CIFAR-100 script's Linear(64, 100) crashes; fixed to Linear(512, 100) (decision A7)."]
              if item == "apptable3" else []),
     )
 
@@ -310,21 +292,21 @@ else:
         f"Normalization BN(act(Wx)), Residual act(Wx)+x and Norm_Res BN(act(Wx)+x). {FNN_SETUP}; "
         f"{cfg['apptable4']['activation']}, {cfg['apptable4']['optimizer']} lr 1e-3, no constant init. "
         f"{seeds_text('fnn')}; means over runs. {FNN_DECISIONS}.",
-        deviations=["The appendix states no setup: MNIST, GELU, Adam, layers linearH.0–2 are decisions (decision 9)."],
+        deviations=["The appendix states no setup: MNIST, GELU, Adam, layers linearH.0–2 are decisions (decision A9)."],
     )
 
 # %% [markdown]
-# ## Table 5 (a), row "Transformer" — a six-layer Transformer LM trained on WikiText-2 (spec 5a, decision 10)
+# ## Table 5 (a), row "Transformer" — a six-layer Transformer LM trained on WikiText-2 (A-Table5a, decision A10)
 #
 # The paper gives no code and no setting beyond "six Transformers … trained on WikiText-2" and "the final fully
 # connected layer in the last segment did not integrate the combination of normalization and residual
-# connections". Built here as PyTorch's word_language_model Transformer (spec 5a proposal). This cell prepares
+# connections". Built here as PyTorch's word_language_model Transformer (A-Table5a proposal). This cell prepares
 # the row; the Table 5 cell below renders all parts as one table.
 
 # %%
 from isonorm.experiments.lu2024 import wikitext_summaries as wt
 
-t5t_cfg = cfg.get("table5_transformer", {})
+t5t_cfg = cfg["table5_transformer"]
 t5t = load("table5_transformer/*.parquet")
 table5_transformer_row = table5_transformer_caption = table5_transformer_deviations = None
 if t5t is not None:
@@ -333,7 +315,7 @@ if t5t is not None:
     t5t_last = int(t5t_ppl["epoch"].max())
     t5t_final_ppl = t5t_ppl[t5t_ppl["epoch"] == t5t_last]["val_ppl"]
     table5_transformer_caption = (
-        f"Transformer row: PII of the column vectors (decision 1) of the six matrices of the LAST of "
+        f"Transformer row: PII of the column vectors (decision A1) of the six matrices of the LAST of "
         f"{int(t5t['n_layers'].iloc[0])} post-norm encoder layers (d_model {int(t5t['d_model'].iloc[0])}, "
         f"{int(t5t['n_heads'].iloc[0])} heads, FFN {int(t5t['d_ff'].iloc[0])}, dropout {t5t['dropout'].iloc[0]:g}; "
         f"Query/Keys/Values = the three row blocks of in_proj_weight), after epoch {t5t_last}, mean over "
@@ -345,9 +327,9 @@ if t5t is not None:
         f"Validation perplexity after the last epoch: {t5t_final_ppl.mean():.1f}."
     )
     table5_transformer_deviations = [
-        "Transformer row: architecture and training are not given by the paper; the spec-5a proposal is used "
+        "Transformer row: architecture and training are not given by the paper; the A-Table5a proposal is used "
         "(word_language_model Transformer, 6 layers, d_model 200, 2 heads, FFN 200, dropout 0.2, bptt 35, batch 20)",
-        "the last layer's FFN output skips residual and LayerNorm (decision 10: how the paper built its 'last "
+        "the last layer's FFN output skips residual and LayerNorm (decision A10: how the paper built its 'last "
         "segment' is unknown)",
         "Adam lr 1e-3 instead of the example's SGD lr 5 with gradient clipping 0.25 (the stacked training engine "
         "has no clipping), constant learning rate (no annealing), shuffled windows instead of the example's "
@@ -374,7 +356,7 @@ else:
     sns.lineplot(data=t5t_ppl, x="epoch", y="val_ppl", marker="o", ax=axes[2], **CI)
     axes[2].set(yscale="log", ylabel="validation perplexity", title="validation perplexity")
     for ax in (axes[0], axes[2]):
-        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     render.figure(
         fig, "lu2024-table5-transformer",
@@ -396,7 +378,7 @@ else:
 # %%
 from isonorm.experiments.lu2024 import checkpoint_summaries as t5ck
 
-t5_cfg = cfg.get("table5", {})
+t5_cfg = cfg["table5"]
 t5_plms, t5_llms = load("table5/plms.parquet"), load("table5/llms.parquet")
 t5_parts = [f for f in (t5_plms, t5_llms) if f is not None]
 table5_ckpt_rows = pd.concat([t5ck.table5_rows(f) for f in t5_parts], ignore_index=True) if t5_parts else None
@@ -407,23 +389,23 @@ if t5_parts:
                        if f is not None)
     table5_ckpt_caption = (
         f"PLM/LLM rows: PII of the pre-trained weights ({layers}), one checkpoint each, no training, no seeds "
-        f"(deterministic). Cells: PII over columns (the paper's convention, decision 1) except Atten_Output, "
+        f"(deterministic). Cells: PII over columns (the paper's convention, decision A1) except Atten_Output, "
         f"Linear_1, Linear_2 of BERT/RoBERTa (PLM.py computes rows) and, by analogy, GPT-2/T5. GPT-2's Conv1D "
         f"weights are transposed to (out, in) and c_attn split into Q/K/V; Qwen's c_attn (12288×4096) is split "
-        f"into three 4096-row blocks. LLaMA: Linear_1 = up_proj, Linear_2 = gate_proj (decision 12); Qwen: w1/w2. "
-        f"Metric in {t5_cfg.get('plms', {}).get('dtype', 'float64')} from fp16/fp32 weights. Checkpoints: {sources}."
+        f"into three 4096-row blocks. LLaMA: Linear_1 = up_proj, Linear_2 = gate_proj (decision A12); Qwen: w1/w2. "
+        f"Metric in {t5_cfg['plms']['dtype']} from fp16/fp32 weights. Checkpoints: {sources}."
     )
     table5_ckpt_deviations = [
-        "decision 11: T5 = t5-base and layer 0 for GPT-2/T5 (the paper names neither); T5/Decoder Linear_1/2 are "
+        "decision A11: T5 = t5-base and layer 0 for GPT-2/T5 (the paper names neither); T5/Decoder Linear_1/2 are "
         "shown as '-' as published although the decoder has an FFN (layer.2.DenseReluDense, table below)",
-        "decision 12: LLaMA = huggyllama/llama-7b, LLaMA 2 = meta-llama/Llama-2-7b-hf, Qwen = Qwen/Qwen-7B, "
+        "decision A12: LLaMA = huggyllama/llama-7b, LLaMA 2 = meta-llama/Llama-2-7b-hf, Qwen = Qwen/Qwen-7B, "
         "layer 8 for all (only Qwen's is in the authors' code)",
         "every checkpoint pinned by revision (config.yaml checkpoints: models:); the paper gives none",
     ]
     if preset == "quick":
         table5_ckpt_deviations.append("quick preset: tiny random stand-ins of the same classes, not the real weights")
     both = pd.concat([t5ck.both_orientations(f) for f in t5_parts], ignore_index=True)
-    print("Both orientations of every cell (decision 1: always stored); `table_uses` = the one in Table 5:")
+    print("Both orientations of every cell (decision A1: always stored); `table_uses` = the one in Table 5:")
     print(both.round(4).to_string(index=False))
     if t5_plms is not None and (~t5_plms["in_table"].astype(bool)).any():
         print("\nSupplementary: the real T5 decoder FFN (layer.2.DenseReluDense.wi / .wo), shown as '-' in the paper:")
@@ -439,11 +421,11 @@ if t5_parts:
 from isonorm.experiments.lu2024 import lora_summaries as l24_lora
 
 lora_frame = load("table5_lora/*.parquet")
-lora_cfg = cfg.get("table5", {}).get("lora", {})
+lora_cfg = cfg["table5"]["lora"]
 table5_lora_rows = None  # None: not run (compute: data-free, or the results are missing)
 table5_lora_caption, table5_lora_deviations = "", []
 if lora_frame is not None:
-    rows = l24_lora.pii_table(lora_frame)  # PII_col (decision 1), mean over seeds
+    rows = l24_lora.pii_table(lora_frame)  # PII_col (decision A1), mean over seeds
     rows.loc["change (LoRA − Qwen)"] = rows.iloc[1] - rows.iloc[0]
     table5_lora_rows = rows.reset_index()
     changes = l24_lora.pii_changes(lora_frame)
@@ -455,25 +437,25 @@ if lora_frame is not None:
         f"LoRA rows: PII_col of block {first.layer}'s Query/Keys/Values (row blocks of the packed c_attn for Qwen v1), "
         f"attention output, Linear_1 (up: w1 / up_proj) and Linear_2 (gate: w2 / gate_proj) of {first.checkpoint} "
         f"({first.model_type}), before LoRA and after merge_and_unload(). LoRA with peft: r = {first['rank']}, "
-        f"α = {first.alpha}, dropout {lora_cfg.get('dropout', '?')}, targets {first.targets}, {first['dtype']} base, "
-        f"AdamW lr {lora_cfg.get('lr', '?')} (constant with {lora_cfg.get('warmup_steps', '?')} warm-up steps, "
-        f"grad-norm clip {lora_cfg.get('max_grad_norm', '?')}), batch {lora_cfg.get('batch_size', '?')} × "
-        f"{lora_cfg.get('grad_accumulation', '?')} accumulation, {lora_cfg.get('epochs', '?')} epoch(s) = "
+        f"α = {first.alpha}, dropout {lora_cfg['dropout']}, targets {first.targets}, {first['dtype']} base, "
+        f"AdamW lr {lora_cfg['lr']} (constant with {lora_cfg['warmup_steps']} warm-up steps, "
+        f"grad-norm clip {lora_cfg['max_grad_norm']}), batch {lora_cfg['batch_size']} × "
+        f"{lora_cfg['grad_accumulation']} accumulation, {lora_cfg['epochs']} epoch(s) = "
         f"{first.optimizer_steps} optimizer steps on the first {first.n_examples} examples of {first.instructions_source} "
-        f"({first.n_dropped} dropped: prompt ≥ max length {lora_cfg.get('max_length', '?')}; {first.train_tokens} "
+        f"({first.n_dropped} dropped: prompt ≥ max length {lora_cfg['max_length']}; {first.train_tokens} "
         f"tokens), Stanford Alpaca prompt template, loss on the response tokens only (prompt labels masked). "
         f"Final training loss {last_loss:.3f}. Seeds {', '.join(map(str, seeds))} ({len(seeds)} run(s); mean shown). "
         f"Merging moved each matrix by {changes.relative_change.min():.2%}–{changes.relative_change.max():.2%} "
         f"(relative Frobenius norm); largest |PII_col change| {changes['PII_col change'].abs().max():.4f}."
     )
     table5_lora_deviations = [
-        "decision 13: the paper publishes neither adapter nor recipe; plain LoRA (peft, bf16 base, no 4-bit QLoRA) "
+        "decision A13: the paper publishes neither adapter nor recipe; plain LoRA (peft, bf16 base, no 4-bit QLoRA) "
         "with Firefly's Qwen-7B hyper-parameters on the first 5,000 Alpaca examples, max length 512 — the "
         "comparison with the paper's LoRA row is qualitative (PII stays small, changes ≤ about 0.01 per matrix)",
         "the 'Qwen (before LoRA)' row is measured in the same job from the same base weights (the authors' "
         "pre-LoRA block is disabled in the shipped script)",
         "Linear_1/Linear_2 = w1/w2 (up/gate) as in qwen_lora.py; both PII orientations are stored, the table "
-        "shows PII_col (decision 1)",
+        "shows PII_col (decision A1)",
     ]
     if first.model_type != "qwen":
         table5_lora_deviations.append(

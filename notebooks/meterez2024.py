@@ -15,53 +15,34 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/meterez2024/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`meterez2024:`),
-# decisions: `../shared/spec/meterez2024.md` (C1–C17). Bands are seeded bootstrap 95 % CIs over the runs unless a
+# decisions: `docs/decisions/meterez2024.md` (C1–C17). Bands are seeded bootstrap 95 % CIs over the runs unless a
 # caption says otherwise. The paper text lost its numbers: the reported values are read off the arXiv v1 PDF
-# (spec source [PDF]).
+# (source tag [PDF], docs/decisions/README.md).
 
 # %% tags=["parameters"]
 results_dir = "results/meterez2024"
 report_dir = "report"
 preset = "paper"
-reference = "notebooks/reference/meterez2024.yaml"
-claims = "results/meterez2024/claims.parquet"
 config_json = "{}"
 
 # %%
-import json
-from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from isonorm.report import ItemRenderer
-from isonorm.results import read_all_results
+from isonorm.report.notebook import CI, NOT_RUN, open_paper
 
-cfg = json.loads(config_json)
-results = Path(results_dir)
-render = ItemRenderer("meterez2024", report_dir, reference, claims, preset)
-# The originals' look (spec C.0 "Plot style"): darkgrid with dotted grid lines, context "paper", black axes
+# The originals' look (C.0 "Plot style"): darkgrid with dotted grid lines, context "paper", black axes
 # edges, ticks on all four sides pointing in, tab10; mathtext instead of usetex (decision C14).
-sns.set_theme(style="darkgrid", context="paper", palette="tab10", rc={
+STYLE = dict(style="darkgrid", context="paper", palette="tab10", rc={
     "grid.linestyle": ":", "axes.edgecolor": "black", "xtick.direction": "in", "ytick.direction": "in",
     "xtick.top": True, "ytick.right": True, "xtick.bottom": True, "ytick.left": True, "font.family": "serif",
     "figure.dpi": 200,
 })
-CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)
-
-
-def load(pattern: str) -> pd.DataFrame | None:
-    """All Parquet files under results/meterez2024 matching ``pattern``, or None when none exist."""
-    files = sorted(results.glob(pattern))
-    return read_all_results(files) if files else None
-
-
-NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
+page = open_paper("meterez2024", results_dir=results_dir, report_dir=report_dir, preset=preset,
+                  config_json=config_json, style=STYLE)
+cfg, render, load = page.cfg, page.render, page.load
 
 # %% [markdown]
 # ## At initialisation: Figures 1, 2, 3, 5, G5, G6, E1, E2 and Table D1
@@ -74,8 +55,8 @@ NOT_RUN = "not run in this configuration (`compute: data-free`, or its results a
 from isonorm.experiments.meterez2024 import at_init_summaries as m24s
 
 INIT_STYLE = {"grid.linestyle": ":", "axes.edgecolor": "black", "xtick.direction": "in", "ytick.direction": "in",
-              "xtick.top": True, "ytick.right": True}  # spec C.0 "Plot style" (darkgrid, ':' grid, ticks in)
-GRAD_LABEL = r"$\log\|\nabla_{W_1}\mathcal{L}\|_F$"  # spec C.0 "Axis label"; mathtext, not LaTeX (C14)
+              "xtick.top": True, "ytick.right": True}  # C.0 "Plot style" (darkgrid, ':' grid, ticks in)
+GRAD_LABEL = r"$\log\|\nabla_{W_1}\mathcal{L}\|_F$"  # C.0 "Axis label"; mathtext, not LaTeX (C14)
 AT_INIT_NOTE = ("One seeded CIFAR-10 train batch (ToTensor + Normalize with the CIFAR-10 statistics) shared by "
                 "all runs and depths (C12); weights reseeded per run (C13); float32 networks (C11).")
 
@@ -161,13 +142,13 @@ else:
     fig, axes = sns_fig(4.0)
     depth_plot(axes[0, 0], df[df.metric == "log_grad"], "input", ["batch", "degenerate"],
                {"batch": "Non-degenerate", "degenerate": "Degenerate"}, legend_title="Inputs")
-    deg = cfg.get("at_init", {}).get("degenerate", {})
+    deg = {**cfg["at_init"], **cfg["fig2"]}["degenerate"]
     render.figure(
         fig, "meterez2024-fig2",
         f"log‖∇W_1 L‖_F (fc_1) at init vs depth, linear BN-MLP (width {df.width.iloc[0]}, batch "
         f"{df.batch_size.iloc[0]}, orthogonal weights, the paper's Bn with force factor 1, no bias), mean and "
         f"95 % CI of {run_count(df)} runs. Non-degenerate: the seeded batch; degenerate: its first "
-        f"{deg.get('distinct', '?')} images each repeated {deg.get('repeats', '?')} times. {AT_INIT_NOTE} {dropped(df)}",
+        f"{deg['distinct']} images each repeated {deg['repeats']} times. {AT_INIT_NOTE} {dropped(df)}",
         deviations="No code exists for this figure; setup reconstructed (C2: d = n = 100, paper Bn with f = 1, "
                    "identity, gradient of fc_1, degenerate batch = 10 distinct CIFAR-10 train images × 10 repeats).",
     )

@@ -1,6 +1,43 @@
-# Daneshmand, Joudaki, Bach (NeurIPS 2021): every figure and table.
-# Spec: ../shared/spec/daneshmand2021.md. Library: src/isonorm/experiments/daneshmand2021/.
-# Data-free simulations first, then the CIFAR-10 experiments (training rules ask for one GPU).
+# Daneshmand, Joudaki, Bach (NeurIPS 2021), "Batch Normalization Orthogonalizes Representations in Deep Random
+# Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
+# docs/decisions/daneshmand2021.md.
+#   Fig. 1                         random chains, |cos| of two samples         daneshmand2021_fig1
+#   Figs. 2a, 2b                   orthogonality gap vs depth / width          daneshmand2021_fig2a, _fig2b (one job per width)
+#   Fig. 3                         Assumption A1 over (n, d)                   daneshmand2021_fig3 (one job per n)
+#   App.-G figure                  Gram fluctuations per activation            daneshmand2021_appfigg (one job per activation)
+#   Figs. 4a, 5                    gap and loss vs depth, CIFAR-10 (GPU)       daneshmand2021_depth_training (one job per init × depth)
+#   Fig. 4b                        gap and loss during training (GPU)          daneshmand2021_fig4b
+#   App. Figs. 6a, 6b              gap through random BN / vanilla networks    daneshmand2021_appfig6 (one job per architecture)
+#   App. Figs. 7a, 7b              deep ConvNets, Xavier vs SVD init (GPU)     daneshmand2021_appfig7
+#   Table 1, App. Table 2, App. H  static, drawn by the notebook
+
+D21 = config["daneshmand2021"]
+D21_LIB = "isonorm.experiments.daneshmand2021"
+
+
+# Every results file of the paper, by result key; the data items only when compute == all.
+D21_RESULTS = {
+    "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
+    "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
+    "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
+    "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=D21["fig3"]["batch_sizes"]),
+    "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
+}
+if not DATA_FREE_ONLY:
+    D21_RESULTS.update({
+        "depth_training": expand(
+            results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
+            init=D21["depth_training"]["inits"], depth=D21["depth_training"]["depths"],
+        ),
+        "fig4b": [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")],
+        "appfig6": expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"]),
+        "appfig7": expand(
+            results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
+            init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
+        ),
+    })
+PAPER_RESULTS["daneshmand2021"] = D21_RESULTS
+
 
 # --- random chains, no data (CPU) -------------------------------------------------------------------
 
@@ -145,7 +182,7 @@ rule daneshmand2021_appfig6:
             f"{D21_LIB}.layer_profiles:gap_profile",
             D21["appfig6"],
             arch=wc.arch,
-            **training_kwargs(D21["appfig6"]["dataset"], None),
+            **data_kwargs(D21["appfig6"]["dataset"]),
         ),
     conda:
         "../envs/pipeline.yaml"

@@ -1,7 +1,34 @@
-# Joudaki, Daneshmand, Bach (NeurIPS 2023): every figure and table.
-# Spec: ../shared/spec/joudaki2023.md (decisions D1-D18). Library: src/isonorm/experiments/joudaki2023/.
-# Fig. 1 and Table 1 are drawn by the notebook itself (no data). Then: β in closed form and numerically,
-# the mean-field simulator, the image MLPs (at init, then trained: GPU rules), and the GPT-2 probe.
+# Joudaki, Daneshmand, Bach (NeurIPS 2023), "On the impact of activation and normalization in obtaining isometric
+# embeddings at initialization": every figure and table. Library: src/isonorm/experiments/joudaki2023/;
+# decisions: docs/decisions/joudaki2023.md.
+#   Tables 2, B.1, Fig. B.1             β in closed form, by quadrature and Monte Carlo   joudaki2023_strengths (one job per item)
+#   Figs. 4, 5, 6, 8a, 8b, 9, A.1,      the mean-field simulator (CPU)                    joudaki2023_simulation (one job per grid;
+#   B.2, B.3                                                                               fig5_6 feeds Figs. 5 and 6)
+#   Fig. 3, Fig. B.4                    fresh LayerNorm MLPs on images                    joudaki2023_fig3, joudaki2023_figb4
+#   Figs. 2, B.6 / 7, B.7               the same MLPs trained (GPU)                       joudaki2023_train_runs (fig2_runs / fig7_runs,
+#                                                                                          one job per activation)
+#   Fig. B.5                            GPT-2's submodules on 10 Wikipedia texts          joudaki2023_figb5
+#   Fig. 1, Table 1                     drawn by the notebook itself (no data)
+
+from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
+
+J23 = config["joudaki2023"]
+J23_LIB = "isonorm.experiments.joudaki2023"
+
+
+# Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all.
+J23_RESULTS = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
+J23_RESULTS.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
+if not DATA_FREE_ONLY:
+    J23_RESULTS.update({
+        "fig3": [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")],
+        "figb4": expand(results("joudaki2023", "figb4", "{dataset}.parquet"), dataset=J23["figb4"]["datasets"]),
+        **{run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"),
+                           activation=J23[run_set]["activations"]) for run_set in ("fig2_runs", "fig7_runs")},
+        "figb5": [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")],
+    })
+PAPER_RESULTS["joudaki2023"] = J23_RESULTS
+
 
 # --- isometry strength β: Tables 2, B.1 and Fig. B.1 (CPU, seconds) ---------------------------------
 
@@ -9,9 +36,11 @@ rule joudaki2023_strengths:
     output:
         results("joudaki2023", "strengths", "{item}.parquet"),
     wildcard_constraints:
-        item="|".join(J23_STRENGTHS),
+        item="|".join(STRENGTH_ITEMS),
     params:
-        run=lambda wc: experiment(f"{J23_LIB}.strengths:{wc.item}", {**J23["strengths"], **J23[wc.item]}),
+        run=lambda wc: experiment(
+            f"{J23_LIB}.strengths:isometry_strengths", item_settings(J23, "strengths", wc.item)
+        ),
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -20,18 +49,18 @@ rule joudaki2023_strengths:
         "../scripts/run_experiment.py"
 
 
-
 # --- the mean-field simulator: Figs. 4, 5, 6, 8a, 8b, 9, A.1, B.2, B.3 (CPU; fig5_6 feeds Figs. 5 and 6) ---
 
 rule joudaki2023_simulation:
     output:
         results("joudaki2023", "simulations", "{simulation}.parquet"),
     wildcard_constraints:
-        simulation="|".join(J23_SIMULATIONS),
+        simulation="|".join(SIMULATION_ITEMS),
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.simulations:{wc.simulation}",
-            {**J23["simulator"], **J23[wc.simulation]},
+            f"{J23_LIB}.simulations:run_grid",
+            item_settings(J23, "simulator", wc.simulation),
+            item=wc.simulation,
             device=config["device"],
         ),
     conda:
@@ -43,7 +72,7 @@ rule joudaki2023_simulation:
     script:
         "../scripts/run_experiment.py"
 
-# --- image MLPs (spec D.0 (B)): LayerNorm → Linear → activation; Figs. 2, 3, 7, B.4, B.6, B.7 -------------
+# --- image MLPs (D.0 (B)): LayerNorm → Linear → activation; Figs. 2, 3, 7, B.4, B.6, B.7 ------------------
 # Library: src/isonorm/experiments/joudaki2023/image_mlps.py. At-init items need a data set but no training
 # (no GPU resource); the two training run sets stack all reruns of one activation in one job (gpu=1).
 
@@ -55,7 +84,7 @@ rule joudaki2023_fig3:
         results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet"),
     params:
         run=experiment(
-            f"{J23_LIB}.image_mlps:fig3", J23["fig3"], **training_kwargs(J23["fig3"]["dataset"], None)
+            f"{J23_LIB}.image_mlps:fig3", item_settings(J23, "image_mlp", "fig3"), **data_kwargs(J23["fig3"]["dataset"])
         ),
     conda:
         "../envs/pipeline.yaml"
@@ -77,7 +106,7 @@ rule joudaki2023_figb4:
         dataset="|".join(J23["figb4"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.image_mlps:figb4", J23["figb4"], **training_kwargs(wc.dataset, None)
+            f"{J23_LIB}.image_mlps:figb4", item_settings(J23, "image_mlp", "figb4"), **data_kwargs(wc.dataset)
         ),
     conda:
         "../envs/pipeline.yaml"
@@ -100,7 +129,7 @@ rule joudaki2023_train_runs:
     params:
         run=lambda wc, output: experiment(
             f"{J23_LIB}.image_mlps:train_run_set",
-            J23[wc.runs],
+            item_settings(J23, "image_mlp", wc.runs),
             activation=wc.activation,
             item=wc.runs,
             **training_kwargs(J23[wc.runs]["dataset"], output[0] + ".ckpt"),
@@ -121,7 +150,7 @@ rule joudaki2023_train_runs:
 rule joudaki2023_figb5:
     input:
         checkpoint_ready(J23["figb5"]["checkpoint"]),
-        texts_ready(J23["figb5"]["texts"]),
+        dataset_ready(J23["figb5"]["texts"]),
     output:
         results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet"),
     params:

@@ -1,12 +1,43 @@
-# Lu et al. (IJCAI 2024), "The Orthogonality of Weight Vectors": every table and figure (spec lu2024).
-# Library: src/isonorm/experiments/lu2024/. Training rules train every seed of a configuration stacked in one
-# job (resources gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
+# Lu et al. (IJCAI 2024), "The Orthogonality of Weight Vectors: The Key Characteristics of Normalization and
+# Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
+# docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
+# gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
 #   Figs. 1–2, Tables 1, 3, App. Table 4   MNIST FNNs            lu2024_table1, lu2024_table3, lu2024_apptable4
 #   Table 2, App. Table 2                  SimpleCNN             lu2024_simple_cnn
 #   Table 4, App. Table 3                  ResNet-18             lu2024_resnet18
 #   Table 5 (a) / (b, c) / (d)             Transformer / checkpoints / LoRA
 #                                          lu2024_table5_transformer / lu2024_table5_checkpoints / lu2024_table5_lora
 #   App. Table 1                           notation, static in the notebook
+
+L24 = config["lu2024"]
+L24_LIB = "isonorm.experiments.lu2024"
+
+
+# Every results file of lu2024, by result key. Every item needs a data set or a checkpoint.
+L24_RESULTS = {}
+if not DATA_FREE_ONLY:
+    L24_RESULTS = {
+        "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
+        "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
+        "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
+        "table3": expand(results("lu2024", "table3", "{v}-{r}.parquet"), v=L24["table3"]["variants"],
+                         r=L24["table3"]["runs"]),
+        # Figs. 1–2 read these (written by the same Table-3 jobs)
+        "table3_weights": expand(results("lu2024", "table3_weights", "{v}-{r}.parquet"),
+                                 v=L24["table3"]["variants"], r=L24["table3"]["runs"]),
+        "table4": expand(results("lu2024", "table4", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"],
+                         o=L24["table4"]["runs"]),
+        "apptable3": expand(results("lu2024", "apptable3", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"],
+                            o=L24["apptable3"]["runs"]),
+        "apptable4": expand(results("lu2024", "apptable4", "{v}.parquet"), v=L24["apptable4"]["variants"]),
+        "table5_transformer": [
+            results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet")
+        ],
+        "table5_plms": [results("lu2024", "table5", "plms.parquet")],
+        "table5_llms": [results("lu2024", "table5", "llms.parquet")],
+        "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
+    }
+PAPER_RESULTS["lu2024"] = L24_RESULTS
 
 
 rule lu2024_table1:
@@ -19,7 +50,7 @@ rule lu2024_table1:
         optimizer="|".join(L24["table1"]["runs"]),
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "table1"), item="table1", optimizer=wc.optimizer,
+            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "table1"), item="table1", optimizer=wc.optimizer,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
@@ -47,7 +78,7 @@ rule lu2024_table3:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "table3"), item="table3", optimizer=wc.optimizer,
+            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "table3"), item="table3", optimizer=wc.optimizer,
             variant=wc.variant, activation=wc.activation, weights_path=output.weights,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
@@ -73,7 +104,7 @@ rule lu2024_apptable4:
         variant="|".join(L24["apptable4"]["variants"]),
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", l24_cfg("fnn", "apptable4"), item="apptable4",
+            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "apptable4"), item="apptable4",
             optimizer=L24["apptable4"]["optimizer"], variant=wc.variant,
             activation=L24["apptable4"]["activation"],
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
@@ -101,7 +132,7 @@ rule lu2024_simple_cnn:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:simple_cnn", l24_cfg("simple_cnn", wc.item), item=wc.item,
+            f"{L24_LIB}.trained_nets:simple_cnn", item_settings(L24, "simple_cnn", wc.item), item=wc.item,
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
@@ -128,7 +159,7 @@ rule lu2024_resnet18:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:resnet18", l24_cfg("resnet18", wc.item), item=wc.item,
+            f"{L24_LIB}.trained_nets:resnet18", item_settings(L24, "resnet18", wc.item), item=wc.item,
             variant=wc.variant, optimizer=wc.optimizer,
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
@@ -147,7 +178,7 @@ rule lu2024_resnet18:
 rule lu2024_table5_transformer:
     """Table 5, Transformer row: the six-layer word-level Transformer trained on WikiText-2, all seeds."""
     input:
-        corpus_ready(L24["table5_transformer"]["corpus"]),
+        dataset_ready(L24["table5_transformer"]["corpus"]),
     output:
         results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet"),
     params:
@@ -178,7 +209,7 @@ rule lu2024_table5_checkpoints:
         part="plms|llms",
     params:
         run=lambda wc: experiment(
-            f"{L24_LIB}.checkpoint_pii:table5_{wc.part}", L24["table5"][wc.part],
+            f"{L24_LIB}.checkpoint_pii:table5_checkpoints", L24["table5"][wc.part],
             checkpoint_root=CHECKPOINT_ROOT, device=config["device"],
         ),
     conda:
@@ -195,7 +226,7 @@ rule lu2024_table5_lora:
     """Table 5 (d): LoRA fine-tuning of the base LLM with peft, merged; PII of its layer before and after."""
     input:
         checkpoint_ready(L24["table5"]["lora"]["checkpoint"]),
-        instructions_ready(L24["table5"]["lora"]["instructions"]),
+        dataset_ready(L24["table5"]["lora"]["instructions"]),
     output:
         results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet"),
     params:

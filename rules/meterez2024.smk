@@ -1,12 +1,34 @@
-# Meterez et al. (ICLR 2024), "Towards Training Without Depth Limits": every table and figure (spec meterez2024).
-# Library: src/isonorm/experiments/meterez2024/; the model is isonorm.models.bn_mlp (R runs natively stacked).
-#   Fig. 1                                   synthetic input, data-free        meterez2024_fig1
+# Meterez et al. (ICLR 2024), "Towards Training Without Depth Limits: Batch Normalization Without Gradient
+# Explosion": every table and figure. Library: src/isonorm/experiments/meterez2024/ (the model is
+# isonorm.models.bn_mlp, R runs natively stacked); decisions: docs/decisions/meterez2024.md.
+#   Fig. 1                                   synthetic input, data-free          meterez2024_fig1
 #   Figs. 2, 3, 5 (= G5), G6, E1, E2         fresh networks, one CIFAR-10 batch  meterez2024_at_init (one job per figure)
-#   Table D1                                 input Gram ranks                  meterez2024_tabled1 (one job per data set)
-#   Figs. 4, 6, F1, F2, G1–G4                the 1000-epoch training grid       meterez2024_training (GPU; one job per
-#                                                                               data-set stack × depth, e.g. cifar10+cifar100,
-#                                                                               3 activations × 2 data sets stacked)
-# The at-init items are "CPU fine" (spec C.Z): no gpu resource; `device: auto` still uses CUDA when present.
+#   Table D1                                 input Gram ranks                    meterez2024_tabled1 (one job per data set)
+#   Figs. 4, 6, F1, F2, G1–G4                the 1000-epoch training grid        meterez2024_training (GPU; one job per
+#                                                                                 data-set stack × depth, e.g. cifar10+cifar100,
+#                                                                                 3 activations × 2 data sets stacked)
+# The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
+
+from isonorm.experiments.meterez2024 import SWEEP_ITEMS
+from isonorm.experiments.meterez2024.grid_jobs import training_stacks
+
+M24 = config["meterez2024"]
+M24_LIB = "isonorm.experiments.meterez2024"
+M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100, mnist+fashionmnist, ...
+
+# Every results file of meterez2024, by result key; only Fig. 1 needs no data set.
+M24_RESULTS = {"fig1": [results("meterez2024", "fig1", "synthetic.parquet")]}
+if not DATA_FREE_ONLY:
+    M24_RESULTS.update({item: [results("meterez2024", "at_init", f"{item}.parquet")] for item in SWEEP_ITEMS})
+    M24_RESULTS["tabled1"] = expand(
+        results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]
+    )
+    # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth (a stack's file holds several)
+    M24_RESULTS["training"] = expand(
+        results("meterez2024", "training", "{stack}-d{depth}.parquet"), stack=M24_STACKS,
+        depth=M24["training"]["depths"],
+    )
+PAPER_RESULTS["meterez2024"] = M24_RESULTS
 
 
 rule meterez2024_fig1:
@@ -33,12 +55,13 @@ rule meterez2024_at_init:
     output:
         results("meterez2024", "at_init", "{item}.parquet"),
     wildcard_constraints:
-        item="|".join(M24_AT_INIT),
+        item="|".join(SWEEP_ITEMS),
     params:
         run=lambda wc: experiment(
-            f"{M24_LIB}.at_init:{wc.item}",
-            {**M24["at_init"], **M24[wc.item]},
-            **training_kwargs(M24["at_init"]["dataset"], None),
+            f"{M24_LIB}.at_init:gradient_sweep",
+            item_settings(M24, "at_init", wc.item),
+            item=wc.item,
+            **data_kwargs(M24["at_init"]["dataset"]),
         ),
     conda:
         "../envs/pipeline.yaml"
@@ -60,7 +83,7 @@ rule meterez2024_tabled1:
         dataset="|".join(M24["tabled1"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            f"{M24_LIB}.input_rank:tabled1", M24["tabled1"], **training_kwargs(wc.dataset, None)
+            f"{M24_LIB}.input_rank:tabled1", M24["tabled1"], **data_kwargs(wc.dataset)
         ),
     conda:
         "../envs/pipeline.yaml"
@@ -80,7 +103,7 @@ rule meterez2024_training:
     output:
         results("meterez2024", "training", "{stack}-d{depth}.parquet"),
     wildcard_constraints:
-        stack="|".join(re.escape(name) for name in m24_training_stacks()),
+        stack="|".join(map(re.escape, M24_STACKS)),
         depth=r"\d+",
     params:
         run=lambda wc: experiment(

@@ -1,6 +1,8 @@
-# Report stage (DESIGN 3, 7): per paper, checkable quantities -> claims; a papermill notebook renders every
-# item into report/<slug>.html; the scoreboard compares claims with notebooks/reference/<slug>.yaml;
-# report/index.html ties it together. All local rules: they are quick and read only finished results.
+# Report stage: local rules, quick, reading only finished results (docs/architecture.md, "Data flow").
+#   paper_claims     results/<slug>/claims.parquet     the paper's checkable quantities, measured from its results
+#   paper_notebook   report/<slug>.html, report/<slug>/  a papermill notebook renders every item under its id
+#   scoreboard       results/scoreboard.csv            claims against notebooks/reference/<slug>.yaml, one verdict each
+#   report_index     report/index.html                 papers, scoreboard, provenance, runtime per rule
 
 wildcard_constraints:
     slug="|".join(PAPERS),
@@ -12,7 +14,7 @@ rule paper_claims:
     output:
         "results/{slug}/claims.parquet",
     params:
-        results=lambda wc: PAPER_RESULTS[wc.slug](),
+        results=lambda wc: PAPER_RESULTS[wc.slug],
     conda:
         "../envs/pipeline.yaml"
     log:

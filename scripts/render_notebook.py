@@ -13,8 +13,6 @@ with logged_job(snakemake):
             "results_dir": f"results/{slug}",
             "report_dir": "report",
             "preset": snakemake.params.preset,
-            "reference": snakemake.input.reference,
-            "claims": snakemake.input.claims,
             "config_json": snakemake.config[slug],
         },
         log_path=snakemake.log[0],

@@ -11,7 +11,7 @@ import pytest
 from isonorm.experiments.joudaki2023 import simulation_summaries as s
 from isonorm.experiments.joudaki2023 import simulations
 
-# The spec's smoke settings (D-Fig4 ... D-FigB3): n = 4, tiny d, 2 repeats; numerics as in config.yaml.
+# The smoke tests of D-Fig4 … D-FigB3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.
 SHARED = {
     "batch": 4, "widths": [16], "depth": 3, "runs": 2, "activation_first": [True], "gains": [1.0], "bias": 0.0,
     "constants": "quadrature", "monte_carlo_samples": 2_000_000, "constants_seed": 0, "dtype": "float32",
@@ -45,7 +45,7 @@ def _cfg(item: str, **override) -> dict:
 
 @pytest.mark.parametrize("item", sorted(ITEMS))
 def test_every_item_simulates_its_whole_grid(item):
-    frame = getattr(simulations, item)(_cfg(item))
+    frame = simulations.run_grid(_cfg(item), item=item)
     rows_per_configuration = SHARED["runs"] * (2 * SHARED["depth"] + 1)
     assert len(frame) == CONFIGURATIONS[item] * rows_per_configuration
     assert {"run", "layer", "stage", "iso_gap", "gamma", "activation", "centering", "normalization", "gain",
@@ -54,7 +54,7 @@ def test_every_item_simulates_its_whole_grid(item):
 
 
 def test_figb3_pairs_each_activation_with_named_variants():
-    frame = simulations.figb3(_cfg("figb3"))
+    frame = simulations.run_grid(_cfg("figb3"), item="figb3")
     xavier = frame[frame.variant == "xavier"].groupby("activation").gain.first()
     assert xavier["relu"] == pytest.approx(math.sqrt(2)) and xavier["selu"] == pytest.approx(0.75)
     assert set(frame[frame.variant == "MF"].centering) == {"mf"}
@@ -62,29 +62,30 @@ def test_figb3_pairs_each_activation_with_named_variants():
 
 
 def test_a_configuration_does_not_depend_on_the_rest_of_the_grid():
-    alone = simulations.fig4(_cfg("fig4", activations=["tanh"], centerings=["mf"]))
-    in_grid = simulations.fig4(_cfg("fig4"))
+    alone = simulations.run_grid(_cfg("fig4", activations=["tanh"], centerings=["mf"]), item="fig4")
+    in_grid = simulations.run_grid(_cfg("fig4"), item="fig4")
     in_grid = in_grid[(in_grid.activation == "tanh") & (in_grid.centering == "mf")]
     np.testing.assert_array_equal(alone.iso_gap.to_numpy(), in_grid.iso_gap.to_numpy())
 
 
 def test_a_shallower_run_reproduces_the_first_layers():
-    deep = simulations.fig8b(_cfg("fig8b", depth=4))
-    shallow = simulations.fig8b(_cfg("fig8b", depth=2))
+    deep = simulations.run_grid(_cfg("fig8b", depth=4), item="fig8b")
+    shallow = simulations.run_grid(_cfg("fig8b", depth=2), item="fig8b")
     np.testing.assert_array_equal(shallow.iso_gap.to_numpy(), deep[deep.layer <= 2].iso_gap.to_numpy())
 
 
-def test_missing_keys_and_bad_variants_are_named():
-    with pytest.raises(ValueError, match="lacks \\['degeneracy'\\]"):
-        simulations.fig4({k: v for k, v in _cfg("fig4").items() if k != "degeneracy"})
+def test_unknown_items_and_bad_variants_are_named():
+    with pytest.raises(ValueError, match="unknown joudaki2023 simulation item 'fig5'"):
+        simulations.run_grid(_cfg("fig4"), item="fig5")
     with pytest.raises(ValueError, match="exactly the keys"):
-        simulations.figb3(_cfg("figb3", variants=[{"name": "MF", "centering": "mf"}]))
+        simulations.run_grid(_cfg("figb3", variants=[{"name": "MF", "centering": "mf"}]), item="figb3")
     with pytest.raises(ValueError, match="non-empty list"):
-        simulations.fig4(_cfg("fig4", activations="relu"))
+        simulations.run_grid(_cfg("fig4", activations="relu"), item="fig4")
 
 
 def test_diverging_configurations_leave_nan_rows_not_errors():
-    frame = simulations.fig5_6(_cfg("fig5_6", activations=["exp"], normalizations=["none"], depth=6, widths=[64]))
+    frame = simulations.run_grid(_cfg("fig5_6", activations=["exp"], normalizations=["none"], depth=6, widths=[64]),
+                                  item="fig5_6")
     assert frame[frame.layer == 6].iso_gap.isna().all()
     assert np.isfinite(frame[frame.layer == 0].iso_gap).all()
 
@@ -132,7 +133,7 @@ def test_curve_helpers():
 
 
 def test_gain_prediction_is_factor_times_initial_gap_over_beta_power():
-    frame = simulations.figb2(_cfg("figb2", activations=["tanh"]))
+    frame = simulations.run_grid(_cfg("figb2", activations=["tanh"]), item="figb2")
     rows = s.gain_prediction(frame, 10)
     assert (rows.stage == "post_norm").all()
     np.testing.assert_allclose(rows.prediction, 10 * rows.iso_gap0 / rows.beta_gain**rows.layer)
@@ -148,7 +149,7 @@ def quick_results(tmp_path_factory):
     paths = {}
     for item in ITEMS:
         path = folder / f"{item}.parquet"
-        getattr(simulations, item)(_cfg(item, depth=30)).to_parquet(path)
+        simulations.run_grid(_cfg(item, depth=30), item=item).to_parquet(path)
         paths[item] = [str(path)]
     return paths
 

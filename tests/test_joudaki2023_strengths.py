@@ -13,7 +13,8 @@ SMALL = {"monte_carlo_samples": 20_000, "seed": 0}
 
 
 def test_table2_puts_closed_form_quadrature_and_monte_carlo_side_by_side():
-    frame = strengths.table2({**SMALL, "activations": ["he1", "he2", "sin", "rbf", "step", "relu"]})
+    frame = strengths.isometry_strengths({**SMALL, "activations": ["he1", "he2", "sin", "rbf", "step", "relu"],
+                                          "gains": [1.0]})
     assert list(frame.activation) == ["he1", "he2", "sin", "rbf", "step", "relu"]
     assert np.allclose(frame.closed_form, frame.quadrature, atol=1e-9)
     assert (frame.beta == frame.closed_form).all()
@@ -23,22 +24,22 @@ def test_table2_puts_closed_form_quadrature_and_monte_carlo_side_by_side():
 
 
 def test_activation_without_closed_form_falls_back_to_quadrature():
-    frame = strengths.tableb1({**SMALL, "activations": ["tanh"], "gains": [0.5, 2.0]})
+    frame = strengths.isometry_strengths({**SMALL, "activations": ["tanh"], "gains": [0.5, 2.0]})
     assert frame.closed_form.isna().all()
     assert (frame.beta == frame.quadrature).all()
     assert frame.beta.iloc[0] < frame.beta.iloc[1]  # a larger gain makes tanh less linear
 
 
 def test_figb1_gain_grid_hits_the_printed_gains_exactly():
-    frame = strengths.figb1({**SMALL, "monte_carlo_samples": 1000, "activations": ["relu"],
-                             "gains": {"start": 0.1, "stop": 10.0, "step": 0.1}})
+    frame = strengths.isometry_strengths({**SMALL, "monte_carlo_samples": 1000, "activations": ["relu"],
+                                          "gains": {"start": 0.1, "stop": 10.0, "step": 0.1}})
     assert len(frame) == 99
     assert {0.5, 1.0, 2.0, 3.0, 5.0, 9.9} <= set(frame.gain)
     assert np.allclose(frame.beta, frame.beta.iloc[0])  # ReLU is positively homogeneous
 
 
 def test_strength_claims_name_activation_and_gain(tmp_path):
-    frame = strengths.tableb1({**SMALL, "activations": ["sin", "relu"], "gains": [0.5, 1.0]})
+    frame = strengths.isometry_strengths({**SMALL, "activations": ["sin", "relu"], "gains": [0.5, 1.0]})
     path = tmp_path / "tableb1.parquet"
     frame.to_parquet(path)
     out = claims.strength_claims({"tableb1": [str(path)]}, {})

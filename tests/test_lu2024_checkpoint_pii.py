@@ -22,8 +22,7 @@ from isonorm.experiments.lu2024.checkpoint_pii import (
     CELLS,
     matrix,
     matrix_specs,
-    table5_llms,
-    table5_plms,
+    table5_checkpoints,
 )
 from isonorm.experiments.lu2024.checkpoint_summaries import claims, quantity, t5_decoder_ffn, table5_rows
 from isonorm.metrics.pii import pii, pii_chunked
@@ -57,7 +56,7 @@ def test_chunked_pii_of_collinear_orthogonal_and_random_vectors():
     assert float(pii_chunked(direction * scales, "columns", block_size=3)) == pytest.approx(1.0)
     Q, _ = torch.linalg.qr(torch.randn(40, 40, dtype=torch.float64))
     assert float(pii_chunked(Q, "columns", block_size=16)) == pytest.approx(0.0, abs=1e-12)
-    dim = 400  # E|cos| of two independent isotropic vectors ≈ √(2/(π·dim)) (spec lu2024 A.1.1)
+    dim = 400  # E|cos| of two independent isotropic vectors ≈ √(2/(π·dim)) (A.1.1)
     W = torch.randn(dim, 300, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
     assert float(pii_chunked(W, "columns", block_size=64)) == pytest.approx(math.sqrt(2 / (math.pi * dim)), rel=0.05)
     with pytest.raises(ValueError, match="two columns"):
@@ -101,13 +100,13 @@ def test_qwen_v1_packed_c_attn_is_split_into_three_row_blocks(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen"}))
     tensors = TensorIndex(tmp_path, check=False)
     specs = matrix_specs("qwen", 2)
-    assert [s.table_orientation for s in specs] == ["columns"] * 6  # LLMs: PII_col (decision 1)
+    assert [s.table_orientation for s in specs] == ["columns"] * 6  # LLMs: PII_col (decision A1)
     for i, spec in enumerate(specs[:3]):
         W = matrix(spec, tensors, device=torch.device("cpu"), dtype=torch.float64)
         assert torch.equal(W, weights["transformer.h.2.attn.c_attn.weight"][i * hidden:(i + 1) * hidden].double())
 
 
-def test_orientations_follow_decision_1():
+def test_orientations_follow_decision_A1():
     bert = {s.cell: s.table_orientation for s in matrix_specs("bert", 0)}
     assert bert == {"Query": "columns", "Keys": "columns", "Values": "columns",
                     "Atten_Output": "rows", "Linear_1": "rows", "Linear_2": "rows"}
@@ -122,8 +121,10 @@ def test_orientations_follow_decision_1():
 # ---- experiment functions, summaries and claims ------------------------------------------------------------------
 
 def test_table5_rows_and_claims_from_tiny_checkpoints(root, tmp_path):
-    plms = table5_plms({"models": PLMS, "layer": 0, "block_size": 32}, checkpoint_root=root, device="cpu")
-    llms = table5_llms({"models": LLMS, "layer": 1}, checkpoint_root=root, device="cpu")
+    plms = table5_checkpoints({"models": PLMS, "layer": 0, "dtype": "float64", "block_size": 32},
+                              checkpoint_root=root, device="cpu")
+    llms = table5_checkpoints({"models": LLMS, "layer": 1, "dtype": "float64", "block_size": 1024},
+                              checkpoint_root=root, device="cpu")
     # one row per (model part, matrix, orientation); exactly one orientation of each cell is the table's
     assert len(plms) == (3 * 6 + 2 * 6) * 2 and len(llms) == 2 * 6 * 2
     assert plms.groupby(["row_label", "cell"])["used_in_table"].sum().max() == 1

@@ -1,4 +1,4 @@
-"""Models (F), (C), (R) of Lu et al. 2024: structure, variants, constant init (spec lu2024 A.1.4)."""
+"""Models (F), (C), (R) of Lu et al. 2024: structure, variants, constant init (A.1.4)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_fnn_variants_shapes_and_norm_modules(variant):
     torch.manual_seed(0)
     model = LuFNN(variant, "gelu", in_features=12, width=8, blocks=3, num_classes=4)
     assert model(torch.randn(5, 12)).shape == (5, 4)
-    assert _bn_count(model) == (1 if "norm" in variant else 0)  # decision 5: one shared BN
+    assert _bn_count(model) == (1 if "norm" in variant else 0)  # decision A5: one shared BN
     assert [n for n, _ in model.named_modules() if n.startswith("linearH.")] == ["linearH.0", "linearH.1", "linearH.2"]
 
 
@@ -61,7 +61,7 @@ def test_constant_init_makes_pii_one_and_default_init_is_near_random_value():
     for orientation in ("rows", "columns"):
         assert float(pii(model.linearH[1].weight.double(), orientation)) == pytest.approx(1.0)
     assert torch.all(model.linearH[1].bias == 0.1)
-    # spec A.1.1: a random i.i.d. k-dim matrix gives PII ≈ √(2/(π·k))
+    # A.1.1: a random i.i.d. k-dim matrix gives PII ≈ √(2/(π·k))
     assert float(pii(model.linearH[0].weight.double())) == pytest.approx(math.sqrt(2 / (math.pi * 200)), rel=0.1)
 
 
@@ -81,7 +81,7 @@ def test_simple_cnn_layers_and_centre_taps():
     assert model(torch.randn(2, 3, 32, 32)).shape == (2, 100)
     assert [conv_centre_tap(getattr(model, f"conv{i}").weight).shape for i in (1, 2, 3)] == [
         (4, 3), (8, 4), (16, 8)]
-    assert _bn_count(model) == 2  # BN after conv1 and conv2 only (spec A.1.4 (C))
+    assert _bn_count(model) == 2  # BN after conv1 and conv2 only (A.1.4 (C))
     constant_init(model, "conv1", 0.1)
     assert float(pii(conv_centre_tap(model.conv1.weight).double())) == pytest.approx(1.0)
 

@@ -192,7 +192,7 @@ def item_results(data_root, tmp_path_factory) -> dict[str, list[str]]:
     }
     results = {}
     for item, cfg in items.items():
-        frame = getattr(m, item)(cfg, data_root=data_root, dataset="cifar10", device="cpu", checkpoint=None)
+        frame = m.gradient_sweep(cfg, item=item, data_root=data_root, dataset="cifar10", device="cpu")
         path = out / f"{item}.parquet"
         write_results(frame, path, config=cfg)
         results[item] = [str(path)]

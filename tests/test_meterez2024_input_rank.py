@@ -60,7 +60,7 @@ def table(tmp_path_factory) -> dict[str, list[str]]:
     paths = []
     for name in ("cifar10", "mnist"):
         fetch_dataset(name, root, "synthetic", n_train=80, n_test=10, seed=1)
-        frame = r.tabled1(QUICK, data_root=str(root), dataset=name, device="cpu", checkpoint=None)
+        frame = r.tabled1(QUICK, data_root=str(root), dataset=name, device="cpu")
         write_results(frame, out / f"{name}.parquet", config=QUICK)
         paths.append(str(out / f"{name}.parquet"))
     return {"tabled1": paths}

@@ -1,4 +1,4 @@
-"""The headless-Chromium check of the report (DESIGN 10) on tiny fake sites: a good one and a bad one."""
+"""The headless-Chromium check of the report (architecture §10) on tiny fake sites: a good one and a bad one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ItemRenderer: files per item, the <figure id=...> HTML, the reference table, unique ids (DESIGN 2, 7)."""
+"""ItemRenderer: files per item, the <figure id=...> HTML, the reference table, unique ids (architecture §2, §7)."""
 
 from __future__ import annotations
 
@@ -130,3 +130,25 @@ def test_package_exports_renderer_lazily():
     assert isonorm.report.ItemRenderer is ItemRenderer
     with pytest.raises(AttributeError, match="no attribute 'Renderer'"):
         isonorm.report.Renderer  # noqa: B018
+
+
+def test_open_paper_reads_the_parameters_sets_the_style_and_loads_results(tmp_path, monkeypatch, paper_files):
+    import seaborn as sns
+
+    from isonorm.results import write_results
+
+    reference, claims = paper_files
+    monkeypatch.setattr(notebook, "REFERENCE_DIR", reference.parent)  # notebooks/reference/<slug>.yaml by default
+    results = tmp_path / "results"
+    write_results(pd.DataFrame({"x": [1.0, 2.0]}), results / "fig2" / "a.parquet", config={})
+    results.joinpath("claims.parquet").write_bytes(claims.read_bytes())
+    applied: dict = {}
+    monkeypatch.setattr(sns, "set_theme", lambda **style: applied.update(style))
+
+    page = notebook.open_paper("lu2024", results_dir=results, report_dir=tmp_path / "report", preset="quick",
+                               config_json='{"fig2": {"layer": "linearH.0"}}', style={"style": "white"})
+    assert page.cfg == {"fig2": {"layer": "linearH.0"}} and applied == {"style": "white"}
+    assert list(page.load("fig2/*.parquet").x) == [1.0, 2.0]
+    assert page.load("table5/*.parquet") is None  # not run in this configuration
+    scored = page.render.scored  # the paper's reference values against this run's claims
+    assert set(scored.quantity) == {"slope", "offset", "mean"}

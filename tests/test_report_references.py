@@ -1,4 +1,4 @@
-"""The reference-file loader (DESIGN 7): valid files load, every malformed one fails naming file, entry, key."""
+"""The reference-file loader (architecture §7): valid files load, every malformed one fails naming file, entry, key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compare rules, verdicts, claims files and the scoreboard CSV (DESIGN 7)."""
+"""Compare rules, verdicts, claims files and the scoreboard CSV (architecture §7)."""
 
 from __future__ import annotations
 

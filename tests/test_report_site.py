@@ -1,4 +1,4 @@
-"""The index page (DESIGN 1, 3, 7) and runtime-per-rule from Snakemake benchmark files."""
+"""The index page (architecture §1, §3, §7) and runtime-per-rule from Snakemake benchmark files."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 - ``references``     load ``notebooks/reference/<slug>.yaml`` (what each paper reported)
 - ``claims``         ``results/<slug>/claims.parquet`` (what the run produced)
 - ``comparison``     compare rules and verdicts, shared by every table that shows one
-- ``scoreboard``     ``results/scoreboard.csv`` and its summary (DESIGN 7)
+- ``scoreboard``     ``results/scoreboard.csv`` and its summary (architecture §7)
 - ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id
 - ``site``           ``report/index.html``
 - ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files

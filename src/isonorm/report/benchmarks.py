@@ -1,4 +1,4 @@
-"""Runtime per rule from Snakemake ``benchmark:`` files (DESIGN 3: "the report shows runtime per rule").
+"""Runtime per rule from Snakemake ``benchmark:`` files (architecture §3: "the report shows runtime per rule").
 
 A benchmark file is a TSV with columns ``s  h:m:s  max_rss ...`` (one row per repeat), written to
 ``results/benchmarks/<rule>/<wildcards>.tsv``; the rule name and wildcards are read from that path.

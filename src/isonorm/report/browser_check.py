@@ -1,4 +1,4 @@
-"""Check the built report in a real headless Chromium (DESIGN 10): images load, ids exist, links resolve.
+"""Check the built report in a real headless Chromium (architecture §10): images load, ids exist, links resolve.
 
 A static parse would miss what a reader sees: an ``<img>`` whose file is corrupt, a path that only works
 from another working directory, a fragment that no element carries. So every page is opened by Chromium

@@ -1,4 +1,4 @@
-"""``results/<slug>/claims.parquet``: the checkable quantities a paper's run produced (DESIGN 7).
+"""``results/<slug>/claims.parquet``: the checkable quantities a paper's run produced (architecture §7).
 
 Columns ``item`` (e.g. ``daneshmand2021-fig2b``), ``quantity`` (short key, e.g. ``slope_caption``), ``value``
 (float; a boolean claim as 1.0/0.0; NaN when it could not be computed) and ``note`` (free text, e.g. how

@@ -1,4 +1,4 @@
-"""Reported vs reproduced: the compare rules and verdicts of the scoreboard (DESIGN 7, **contract**).
+"""Reported vs reproduced: the compare rules and verdicts of the scoreboard (architecture §7, **contract**).
 
 One function decides every verdict, so the scoreboard CSV, the index page and the per-item tables in the
 paper pages can never disagree.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-# Verdicts in display order (DESIGN 7).
+# Verdicts in display order (architecture §7).
 MATCH, MISMATCH, NOT_RUN, NO_REFERENCE = "match", "mismatch", "not-run", "no-reference"
 VERDICTS = (MATCH, MISMATCH, NOT_RUN, NO_REFERENCE)
 

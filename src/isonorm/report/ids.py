@@ -1,4 +1,4 @@
-"""Paper slugs and item ids (DESIGN 2, **contract**).
+"""Paper slugs and item ids (architecture §2, **contract**).
 
 An item id is ``<slug>-<item>`` in lower case (``daneshmand2021-fig2b``, ``meterez2024-tabled1``). It is the
 HTML ``id`` of the item's element in the report, so ``report/<slug>.html#<item>`` links to it; hence only
@@ -31,7 +31,7 @@ def check_item_id(item: str, slug: str | None = None) -> str:
     if not isinstance(item, str) or not ITEM_ID_PATTERN.fullmatch(item):
         raise ValueError(
             f"invalid item id {item!r}: write it as '<slug>-<item>' in lower-case letters, digits and hyphens, "
-            "e.g. 'daneshmand2021-fig2b' (DESIGN 2)"
+            "e.g. 'daneshmand2021-fig2b' (architecture §2)"
         )
     if slug is not None and paper_of(item) != slug:
         raise ValueError(f"item id {item!r} does not belong to paper {slug!r}; start it with '{slug}-'")

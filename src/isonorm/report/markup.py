@@ -1,6 +1,6 @@
 """HTML pieces shared by the paper pages and the index: styles, verdict cells, tables, the preset badge.
 
-Everything is inline (no external CSS, fonts or scripts): the report must open offline (DESIGN 1, 10).
+Everything is inline (no external CSS, fonts or scripts): the report must open offline (architecture §1, §10).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 
 from .comparison import describe_tolerance
 
-# The paper-faithful configuration (DESIGN 4); any other preset is flagged on every page and item.
+# The paper-faithful configuration (architecture §4); any other preset is flagged on every page and item.
 PAPER_PRESET = "paper"
 
 VERDICT_COLOURS = {"match": "#d4edda", "mismatch": "#f8d7da", "not-run": "#e2e3e5", "no-reference": "#fff3cd"}

@@ -1,4 +1,4 @@
-"""Helpers a paper's papermill notebook calls to render its items (DESIGN 2, 3, 7).
+"""Helpers a paper's papermill notebook calls: :func:`open_paper` for its first cell, then :class:`ItemRenderer`.
 
 Each figure or table is saved under ``report/<slug>/`` (PNG for the page plus PDF/SVG, or CSV + Markdown +
 LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the executed notebook, converted to
@@ -7,18 +7,31 @@ LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the execut
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-import matplotlib.pyplot as plt
-import pandas as pd
+import matplotlib
+
+matplotlib.use("Agg")  # notebooks render to files; no display (before pyplot is imported)
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
 from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
-from .ids import check_item_id, check_slug
-from .markup import escape, frame_table, preset_badge, reference_table, style_block
-from .references import load_references
-from .scoreboard import read_all_claims, score
+from ..results import read_all_results  # noqa: E402
+from .ids import check_item_id, check_slug  # noqa: E402
+from .markup import escape, frame_table, preset_badge, reference_table, style_block  # noqa: E402
+from .references import load_references  # noqa: E402
+from .scoreboard import read_all_claims, score  # noqa: E402
+
+# Error bands of every line plot: the mean with a seeded 95 % bootstrap CI (1000 resamples, seaborn's default
+# estimator; metrics M6), seeded so that a rerun draws the same band (decision B12).
+CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)
+NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
+REFERENCE_DIR = Path("notebooks/reference")  # what each paper reported, relative to the workflow's folder
 
 # LaTeX's special characters; pandas escapes the cells (escape=True) but not the caption.
 _LATEX_SPECIALS = {
@@ -145,3 +158,33 @@ class ItemRenderer:
 
 def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+@dataclass
+class PaperPage:
+    """What a paper's notebook works with: its config section, its results folder and its renderer."""
+
+    slug: str
+    cfg: dict[str, Any]
+    results: Path
+    render: ItemRenderer
+
+    def load(self, pattern: str) -> pd.DataFrame | None:
+        """All Parquet files under the paper's results folder matching ``pattern`` (e.g. ``"fig3/*.parquet"``),
+        or None when none exist (the item was not run in this configuration)."""
+        files = sorted(self.results.glob(pattern))
+        return read_all_results(files) if files else None
+
+
+def open_paper(slug: str, *, results_dir: str | Path, report_dir: str | Path, preset: str, config_json: str,
+               style: dict[str, Any]) -> PaperPage:
+    """The first cell of every paper notebook: parse the papermill parameters, set the paper's plot ``style``
+    (keyword arguments of ``seaborn.set_theme``, chosen to look like the paper's figures) and open its page.
+
+    The reported values are read from ``notebooks/reference/<slug>.yaml`` and this run's measured quantities
+    from ``<results_dir>/claims.parquet`` (architecture §3), as the notebook rule declares them."""
+    cfg = json.loads(config_json)  # the paper's config section; papermill passes non-str parameters as JSON
+    sns.set_theme(**style)
+    results = Path(results_dir)
+    render = ItemRenderer(slug, report_dir, REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet", preset)
+    return PaperPage(slug, cfg, results, render)

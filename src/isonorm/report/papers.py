@@ -1,4 +1,4 @@
-"""The four papers of the project, in the order the report lists them (slugs: DESIGN 2)."""
+"""The four papers of the project, in the order the report lists them (slugs: architecture §2)."""
 
 from __future__ import annotations
 

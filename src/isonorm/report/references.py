@@ -1,4 +1,4 @@
-"""Load ``notebooks/reference/<slug>.yaml``: what each paper reported, per item (DESIGN 7, **contract**).
+"""Load ``notebooks/reference/<slug>.yaml``: what each paper reported, per item (architecture §7, **contract**).
 
 Format::
 
@@ -12,9 +12,9 @@ Format::
         kind: claim          # exact | read-off | claim
         compare: abs         # abs | rel | le | ge | true   (see ``comparison.COMPARE_RULES``)
         tolerance: 0.1
-        source: "paper Fig. 2 caption; spec B.2"
+        source: "paper Fig. 2 caption; B-Fig2b"
 
-Reported values are only ever compared with, never fed into a computation (spec README).
+Reported values are only ever compared with, never fed into a computation (docs/decisions/README.md).
 """
 
 from __future__ import annotations
@@ -82,7 +82,8 @@ def load_references(path: str | Path) -> pd.DataFrame:
     """One reference file as a DataFrame with columns ``COLUMNS``; a ReferenceFormatError names file, entry, key."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"reference file {path} not found; create notebooks/reference/<slug>.yaml (DESIGN 7)")
+        raise FileNotFoundError(
+            f"reference file {path} not found; create notebooks/reference/<slug>.yaml (architecture §7)")
     try:
         doc = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:

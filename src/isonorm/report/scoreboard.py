@@ -1,4 +1,4 @@
-"""The scoreboard: every reported number next to the reproduced one, with a verdict (DESIGN 7, **contract**).
+"""The scoreboard: every reported number next to the reproduced one, with a verdict (architecture §7, **contract**).
 
 ``results/scoreboard.csv`` has exactly the columns ``SCOREBOARD_COLUMNS``. A reference without a reproduced
 value (claims file missing, quantity absent, or NaN) is ``not-run``; a reproduced quantity that no

@@ -1,4 +1,4 @@
-"""The report's index page: papers, scoreboard, runtime per rule and provenance (DESIGN 1, 3, 7).
+"""The report's index page: papers, scoreboard, runtime per rule and provenance (architecture §1, §3, §7).
 
 ``report/index.html`` is static and self-contained (inline CSS, no script, no external asset) so that it
 opens offline and from a cluster's file system. Links go only to pages that exist, so it never has a

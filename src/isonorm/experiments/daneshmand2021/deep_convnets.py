@@ -1,6 +1,6 @@
 """Appendix Fig. 7a/7b: AlexNet-style CIFAR-10 ConvNets with extra 256-channel layers, Xavier vs SVD init.
 
-As coded (spec daneshmand2021 B.2 Appendix Figure 7, decision 10): unnormalised inputs, the SVD init on a
+As coded (B-AppFig7, decision B10): unnormalised inputs, the SVD init on a
 shuffled batch of ``init_batch`` training images, plain SGD (lr 0.001, batch 30), training loss per epoch.
 """
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-# Item ids of the paper (DESIGN 2), in the paper's order.
+# Item ids of the paper (architecture §2), in the paper's order.
 ITEMS = (
     "fig1", "fig2a", "fig2b", "fig3", "table1", "fig4a", "fig4b", "fig5",
     "appfig6a", "appfig6b", "appfig7a", "appfig7b", "appfigg", "apptable2", "apph",
@@ -30,7 +30,7 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
 def window_average(gaps: pd.DataFrame, window: tuple[int, int], code_offset: bool = False) -> pd.DataFrame:
     """Fig. 2b per (width, run): ln of the mean of V over layers window[0]..window[1].
 
-    ``code_offset`` reproduces the code's division of every run by the number of runs (spec B.2 Fig. 2b:
+    ``code_offset`` reproduces the code's division of every run by the number of runs (B-Fig2b:
     "a bug: divides each run by 20"), i.e. subtracts ln(runs).
     """
     lo, hi = window
@@ -66,7 +66,7 @@ def final_epoch_loss(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def initial_gap(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Spectral orthogonality gap of the freshly initialised network, per run (Fig. 4a, decision 4)."""
+    """Spectral orthogonality gap of the freshly initialised network, per run (Fig. 4a, decision B4)."""
     first = frame[frame.epoch == 0]
     return first[by + ["run", "spectral_gap"]].reset_index(drop=True)
 

@@ -12,7 +12,13 @@
 
 SLUG = "joudaki2023"
 
-# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+# Items that share one function, which takes the item as its ``item`` argument (docs/architecture.md). Light
+# on purpose (no torch import): the workflow's rules import these lists.
+STRENGTH_ITEMS = ("table2", "tableb1", "figb1")  # strengths.isometry_strengths: β tables and β(α)
+# simulations.run_grid: the mean-field simulator; one grid (fig5_6) feeds both Figs. 5 and 6
+SIMULATION_ITEMS = ("fig4", "fig5_6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
+
+# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
 ITEMS = (
     "fig1", "table1", "table2", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8a", "fig8b", "fig9",
     "figa1", "tableb1", "figb1", "figb2", "figb3", "figb4", "figb5", "figb6", "figb7",

@@ -13,12 +13,10 @@ import pandas as pd
 
 from ...report.claims import measure_parts
 from ...results import read_all_results
-from . import SLUG, gpt2_summaries, image_mlp_summaries, simulation_summaries
+from . import SLUG, STRENGTH_ITEMS, gpt2_summaries, image_mlp_summaries, simulation_summaries
 
 Results = Mapping[str, Sequence[str]]
 Claims = dict[str, dict[str, float]]
-
-STRENGTH_ITEMS = ("table2", "tableb1", "figb1")
 
 
 def gain_label(gain: float) -> str:
@@ -33,7 +31,7 @@ def strength_claims(results: Results, config: Mapping[str, Any]) -> Claims:
         if not results.get(item):
             continue
         frame = read_all_results(results[item])
-        if item == "figb1":  # the printed rows of the Fig. B.1 table (spec D-FigB1)
+        if item == "figb1":  # the printed rows of the Fig. B.1 table (D-FigB1)
             frame = frame[frame.gain.round(6).isin([round(g, 6) for g in config["figb1"]["compared_gains"]])]
         # Quadrature, falling back to the closed form where σ(αx) overflows at the nodes.
         value = frame.quadrature.fillna(frame.closed_form)

@@ -1,6 +1,6 @@
 """Fig. B.5: the isometry gap of the token Gram matrix after every submodule of pre-trained GPT-2.
 
-Faithful to the authors' ``isometry_transformers.ipynb`` (spec joudaki2023 D-FigB5, decision D7):
+Faithful to the authors' ``isometry_transformers.ipynb`` (D-FigB5, decision D7):
 
 - ``GPT2Model`` (no LM head) with ``attn_implementation='eager'``; one text per batch, tokenized with
   pad_token = eos_token, ``padding=True, truncation=True`` (no-ops for a single text);
@@ -36,7 +36,7 @@ from ...metrics import gram, isometry_gap
 from ...runtime import resolve_device
 
 MODES = ("train", "eval")  # D7: train-mode dropout as in the original; eval mode as the variant
-EPS = 0.0  # metrics.md M1: ε = 0 for Joudaki et al.'s GPT-2 probe
+EPS = 0.0  # metrics M1: ε = 0 for Joudaki et al.'s GPT-2 probe
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...results import read_all_results
 
-PAPER_BLOCKS = (7, 8, 9, 10, 11)  # spec D-FigB5: blocks with index > 6 of GPT-2 small
+PAPER_BLOCKS = (7, 8, 9, 10, 11)  # D-FigB5: blocks with index > 6 of GPT-2 small
 PRIMARY_MODE = "train"  # D7: train-mode dropout as published
 
 

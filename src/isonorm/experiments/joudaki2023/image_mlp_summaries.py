@@ -2,7 +2,7 @@
 
 Inputs are the tidy frames of :mod:`.image_mlps` (one row per run, epoch, stage, batch, module). Means are
 over runs × measured batches, as the originals' seaborn plots averaged their rows. Only train-stage rows
-enter the figures (spec D-Fig2, D-Fig3, D-Fig7, D-FigB4; Fig. B.7 by the same reading).
+enter the figures (D-Fig2, D-Fig3, D-Fig7, D-FigB4; Fig. B.7 by the same reading).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ ITEMS_BY_RESULT = {
 
 # Defaults of the plotting choices, when the config does not set them: Fig. 2 shows Tanh [S caption];
 # Fig. B.6 the activations of the rendered legend (decision D6); Figs. 3, 7, B.7 Sigmoid, Tanh, ReLU [S].
-FIG2_ACTIVATION = "Tanh"
-FIGB6_ACTIVATIONS = ("Sigmoid", "SELU", "ELU", "Tanh", "SiLU", "ReLU")
 THREE_ACTIVATIONS = ("Sigmoid", "Tanh", "ReLU")
 
 
@@ -168,7 +166,7 @@ def _figb6(df: pd.DataFrame, activations: Sequence[str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for activation in activations:
         key = activation.lower()
-        if activation != "Sigmoid":  # Sigmoid zig-zags; the spec reads its block extremes instead (below)
+        if activation != "Sigmoid":  # Sigmoid zig-zags; D-FigB6 compares its block extremes instead (below)
             out[f"init_deepest_norm_{key}"] = value_at(profile, f"norm-{deepest}", activation=activation, epoch=0)
         out[f"last_deepest_norm_{key}"] = value_at(profile, f"norm-{deepest}", activation=activation, epoch=last)
     # Sigmoid's zig-zag within each block: mean over blocks ℓ = 1..L−1 of the max / min of its three modules.
@@ -205,7 +203,7 @@ def _fig3(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-# Fig. B.4 quantities: (module, statistic) per data set; single values where the spec reads one value.
+# Fig. B.4 quantities: (module, statistic) per data set; single values where D-FigB4 reads one value.
 FIGB4_QUANTITIES = {
     "mnist": [("norm-0", "mean"), ("fc-0", "min"), ("fc-0", "max"), *[(f"norm-{l}", s) for l in range(1, 5)
               for s in ("min", "max")], ("norm-5", "mean")],
@@ -274,14 +272,13 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
     """Item suffix → {quantity: value} for notebooks/reference/joudaki2023.yaml; missing result keys are skipped.
 
     ``cfg`` is the ``joudaki2023`` config section; Fig. 2's activation and Fig. B.6's activation set come from
-    ``fig2_runs`` (``fig2_activation``, ``figb6_activations``) when set.
+    ``fig2_runs`` (``fig2_activation``, ``figb6_activations``).
     """
     out: dict[str, dict[str, float]] = {}
     if results.get("fig2_runs"):
         df = read_all_results(results["fig2_runs"])
-        runs_cfg = cfg.get("fig2_runs", {})
-        out["fig2"] = _fig2(df, runs_cfg.get("fig2_activation", FIG2_ACTIVATION))
-        out["figb6"] = _figb6(df, runs_cfg.get("figb6_activations", FIGB6_ACTIVATIONS))
+        out["fig2"] = _fig2(df, cfg["fig2_runs"]["fig2_activation"])
+        out["figb6"] = _figb6(df, cfg["fig2_runs"]["figb6_activations"])
     if results.get("fig3"):
         out["fig3"] = _fig3(read_all_results(results["fig3"]))
     if results.get("figb4"):

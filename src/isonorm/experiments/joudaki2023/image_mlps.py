@@ -1,6 +1,6 @@
 """Figs. 2, 3, 7, B.4, B.6, B.7: LayerNorm MLPs on MNIST / CIFAR-10, at initialisation and during SGD.
 
-Spec joudaki2023 D.0 (B) [R-D `training.ipynb` `run_experiment`, `record_results`] and decisions D1, D3, D6,
+D.0 (B) [R-D `training.ipynb` `run_experiment`, `record_results`] and decisions D1, D3, D6,
 D8, D9, D14, D15. After every epoch e (e = 0 is the fresh network) each run is measured on ``measure_batches``
 batches of each stage: the original's ``record_results`` loops ``if i > num_batches: break`` with
 ``num_batches=5``, i.e. 6 batches. Train batches come from a fresh shuffle (a new DataLoader iterator), seeded
@@ -9,7 +9,7 @@ order (``shuffle_test: false``). Per (run, epoch, stage, batch, module) a row ho
 
 - ``iso_gap``: −log I of the module output's Gram (metrics M1b: ``training_isometry_gap``, ε = 1e-8,
   ``reduce_mean`` from the config). A Gram whose rank is below n by construction (the 10-dimensional fc/act
-  outputs of the last block for n = 100) is NaN, as the originals' points are absent (spec D-Fig2);
+  outputs of the last block for n = 100) is NaN, as the originals' points are absent (D-Fig2);
 - ``loss``, ``accuracy``: cross-entropy and accuracy of that batch (the loss Fig. 7 plots, decision D15);
 - ``epoch_train_loss``: the running mean loss of the training epoch (NaN at e = 0), for QA only.
 
@@ -20,7 +20,7 @@ accuracy pass, used by no figure, is skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,15 +40,7 @@ STAGES = ("train", "test")
 BATCH_FIELDS = ("loss", "accuracy")  # per-batch fields; module names ("norm-0", ...) never clash with them
 
 
-def _require(cfg: Config, keys: Iterable[str], where: str) -> None:
-    missing = [key for key in keys if key not in cfg]
-    if missing:
-        raise KeyError(f"joudaki2023 {where} config lacks {missing}; add them (see config.yaml, joudaki2023:)")
-
-
 def _check_common(cfg: Config, where: str) -> None:
-    _require(cfg, ("transform", "batch_size", "runs", "reduce_mean", "eps", "measure_batches", "stages",
-                   "shuffle_test", "act_on_logits", "beta_method"), where)
     if int(cfg["runs"]) < 1 or int(cfg["batch_size"]) < 1 or int(cfg["measure_batches"]) < 1:
         raise ValueError(f"joudaki2023 {where}: runs, batch_size and measure_batches must be ≥ 1")
     unknown = [stage for stage in cfg["stages"] if stage not in STAGES]
@@ -68,7 +60,7 @@ def module_isometry_gap(h: torch.Tensor, reduce_mean: bool, eps: float) -> torch
 
     With f features (f − 1 after per-sample centring) < n samples, G = h hᵀ has rank < n. The originals'
     float32 eigenvalues then came out ≤ −ε and the point vanished from the plot; in float64 they may stay just
-    above −ε and give a large finite number instead, so the NaN is set here explicitly (spec D-Fig2, D-FigB4).
+    above −ε and give a large finite number instead, so the NaN is set here explicitly (D-Fig2, D-FigB4).
     """
     n, features = h.shape[1], h[0, 0].numel()
     if features - int(reduce_mean) < n:
@@ -196,13 +188,9 @@ def _at_init_config(cfg: Config, dataset: str) -> dict[str, Any]:
     return {**cfg, "num_classes": dataset_spec(dataset).num_classes}
 
 
-def fig3(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint: str | None = None) -> pd.DataFrame:
-    """Fig. 3: every module's gap of ``runs`` fresh networks per activation (hidden [width]×hidden_layers).
-
-    ``checkpoint`` is accepted for the rules' uniform signature and unused: nothing is trained.
-    """
+def fig3(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
+    """Fig. 3: every module's gap of ``runs`` fresh networks per activation (hidden [width]×hidden_layers)."""
     _check_common(cfg, "fig3")
-    _require(cfg, ("activations", "width", "hidden_layers"), "fig3")
     target = resolve_device(device)
     run_cfg = _at_init_config(cfg, dataset)
     stages = _stages(cfg, data_root, dataset, target)
@@ -215,13 +203,9 @@ def fig3(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint: 
     return pd.concat(frames, ignore_index=True)
 
 
-def figb4(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint: str | None = None) -> pd.DataFrame:
-    """Fig. B.4: every module's gap of fresh networks for each width profile (``width_profiles``: name → sizes).
-
-    ``checkpoint`` is accepted for the rules' uniform signature and unused: nothing is trained.
-    """
+def figb4(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
+    """Fig. B.4: every module's gap of fresh networks for each width profile (``width_profiles``: name → sizes)."""
     _check_common(cfg, "figb4")
-    _require(cfg, ("activation", "width_profiles"), "figb4")
     target = resolve_device(device)
     run_cfg = _at_init_config(cfg, dataset)
     stages = _stages(cfg, data_root, dataset, target)
@@ -233,8 +217,8 @@ def figb4(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint:
     return pd.concat(frames, ignore_index=True)
 
 
-def train_run_set(cfg: Config, *, activation: str, data_root: str, dataset: str, device: str,
-                  checkpoint: str | None, item: str = "train_runs") -> pd.DataFrame:
+def train_run_set(cfg: Config, *, item: str, activation: str, data_root: str, dataset: str, device: str,
+                  checkpoint: str | None) -> pd.DataFrame:
     """Figs. 2/B.6 (``item="fig2_runs"``) and 7/B.7 (``item="fig7_runs"``): all runs of one activation.
 
     Epochs 0..num_epochs−1 as in the original loop: epoch 0 measures the fresh networks, each later epoch
@@ -242,7 +226,6 @@ def train_run_set(cfg: Config, *, activation: str, data_root: str, dataset: str,
     ``item`` names the seed namespace, so the two run sets draw independent networks.
     """
     _check_common(cfg, item)
-    _require(cfg, ("width", "hidden_layers", "num_epochs", "lr", "checkpoint_every"), item)
     if int(cfg["num_epochs"]) < 1:
         raise ValueError(f"joudaki2023 {item}: num_epochs counts epoch 0 (init) and must be ≥ 1")
     if "train" not in cfg["stages"]:

@@ -1,6 +1,6 @@
 """Reductions of the mean-field simulator results shared by the notebook and the scoreboard.
 
-The originals plot these results with two helpers (spec D.0 (A)):
+The originals plot these results with two helpers (D.0 (A)):
 
 * ``plot_line_graph`` (Figs. 4, 5, 6, 8a, 8b, 9, B.2, B.3) does not filter by stage, so each point at
   l ≥ 1 is the mean over the pre_norm AND post_norm rows of every run (2 × runs values) and l = 0 is the
@@ -29,13 +29,13 @@ Convention = Literal["faithful", "post_norm"]
 Claims = dict[str, dict[str, float]]
 
 ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
-"""Item suffixes of the simulator figures (DESIGN 2), in the paper's order."""
+"""Item suffixes of the simulator figures (architecture §2), in the paper's order."""
 
 RESULT_KEYS = {"fig4": "fig4", "fig5": "fig5_6", "fig6": "fig5_6", "fig8a": "fig8a", "fig8b": "fig8b",
                "fig9": "fig9", "figa1": "figa1", "figb2": "figb2", "figb3": "figb3"}
 """Result key (one Parquet file per simulator experiment) of each item; Figs. 5 and 6 share one grid."""
 
-# Which configurations each plot_line_graph figure shows, and which column is its hue (spec D-Fig4 ... B3).
+# Which configurations each plot_line_graph figure shows, and which column is its hue (D-Fig4 … D-FigB3).
 PLOTTED = {
     "fig4": ("centering", ["mf", "layer"]),  # D10: MF first = blue, layer second = orange, as the caption says
     "fig5": ("normalization", ["none", "layer"]),
@@ -123,7 +123,7 @@ def theory_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def gain_prediction(frame: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Fig. B.2's extra panel: post_norm rows with ``prediction`` = factor·iso_gap0/β(σ(α·))^ℓ (spec D-FigB2)."""
+    """Fig. B.2's extra panel: post_norm rows with ``prediction`` = factor·iso_gap0/β(σ(α·))^ℓ (D-FigB2)."""
     rows = theory_rows(frame).copy()
     rows["prediction"] = factor * rows.iso_gap0 / rows.beta_gain**rows.layer
     return rows
@@ -226,7 +226,7 @@ def _figa1(df: pd.DataFrame) -> dict[str, float]:
         out[f"log10_gamma_{act}_l1"] = log10(value_at(means, 1, "gamma", activation=act))
         out[f"log10_gamma_{act}_l30"] = log10(value_at(means, 30, "gamma", activation=act))
         out[f"log10_gamma_theory_{act}_l30"] = log10(value_at(means, 30, "gamma_theory", activation=act))
-    # "Below the theory everywhere except ReLU's first layer" (spec D-FigA1 [RO]), as seen on a log axis: the
+    # "Below the theory everywhere except ReLU's first layer" (D-FigA1 [RO]), as seen on a log axis: the
     # largest excess of the empirical curve over the theory from l = 2 on, in decades (≤ 0 when below).
     deeper = means[means.layer >= 2]
     out["max_log10_excess_over_theory_from_l2"] = float(np.log10(deeper.gamma / deeper.gamma_theory).max())
@@ -274,8 +274,7 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
     """
     reducers = {"fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b,
                 "fig9": _fig9, "figa1": _figa1, "figb3": _figb3,
-                # 10 = the factor of the original's prediction panel (spec D-FigB2), if the config omits it.
-                "figb2": lambda df: _figb2(df, float(cfg.get("figb2", {}).get("prediction_factor", 10)))}
+                "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
     loaded: dict[str, pd.DataFrame] = {}
     out: Claims = {}
     for item in ITEMS:

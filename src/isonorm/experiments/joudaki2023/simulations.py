@@ -3,14 +3,14 @@
 Each function takes its item's config section merged with the shared ``simulator`` defaults (config.yaml
 ``joudaki2023: simulator:`` and ``joudaki2023: <item>:``) and returns the tidy frame of
 ``isonorm.simulate.mean_field.simulate`` for every configuration of the item's grid: one row per (run,
-layer, stage). The grid is the Cartesian product of the list-valued keys (as the originals' grid, spec D.0
+layer, stage). The grid is the Cartesian product of the list-valued keys (as the originals' grid, D.0
 (A)); Fig. B.3 instead pairs each activation with named variants (centering, normalization, gain).
 
 Config keys (all items): ``batch`` (n), ``widths`` (d), ``depth`` (L), ``runs``, ``activations``,
 ``centerings``, ``normalizations``, ``activation_first`` (list of bools), ``gains`` (numbers or "xavier"),
 ``bias``, ``degeneracy``, and the numerics ``constants``, ``monte_carlo_samples``, ``constants_seed``,
 ``dtype``, ``metric_dtype``, ``sampler`` (see ``mean_field.Numerics``). Every configuration is seeded from
-(paper, experiment, configuration) and every run from its index (``runtime.generator``), so a configuration's
+(paper, item, configuration) and every run from its index (``runtime.generator``), so a configuration's
 numbers do not depend on the rest of the grid.
 """
 
@@ -25,7 +25,7 @@ import pandas as pd
 
 from ...runtime import resolve_device
 from ...simulate.mean_field import MeanFieldNetwork, Numerics, simulate
-from . import SLUG
+from . import SIMULATION_ITEMS, SLUG
 
 Config = Mapping[str, Any]
 log = logging.getLogger(__name__)
@@ -35,54 +35,44 @@ GRID_KEYS = ("widths", "centerings", "normalizations", "activation_first", "acti
 VARIANT_KEYS = ("name", "centering", "normalization", "gain")
 
 
-def _require(cfg: Config, keys: tuple[str, ...], experiment: str) -> None:
-    missing = [k for k in keys if k not in cfg]
-    if missing:
-        raise ValueError(
-            f"joudaki2023 {experiment}: config lacks {missing}; set them under `joudaki2023: {experiment}:` "
-            "or the shared `joudaki2023: simulator:` section"
-        )
-
-
-def _list(cfg: Config, key: str, experiment: str) -> list:
+def _list(cfg: Config, key: str, item: str) -> list:
     value = cfg[key]
     if not isinstance(value, (list, tuple)) or not value:
-        raise ValueError(f"joudaki2023 {experiment}: `{key}` must be a non-empty list, got {value!r}")
+        raise ValueError(f"joudaki2023 {item}: `{key}` must be a non-empty list, got {value!r}")
     return list(value)
 
 
-def _variants(cfg: Config, experiment: str) -> list[dict[str, Any]]:
+def _variants(cfg: Config, item: str) -> list[dict[str, Any]]:
     """Fig. B.3's named (centering, normalization, gain) triples, or one unnamed triple per grid point."""
     if "variants" in cfg:
-        variants = _list(cfg, "variants", experiment)
+        variants = _list(cfg, "variants", item)
         for variant in variants:
             if not isinstance(variant, Mapping) or set(variant) != set(VARIANT_KEYS):
                 raise ValueError(
-                    f"joudaki2023 {experiment}: each of `variants` needs exactly the keys {VARIANT_KEYS}, "
+                    f"joudaki2023 {item}: each of `variants` needs exactly the keys {VARIANT_KEYS}, "
                     f"got {variant!r}"
                 )
         return [dict(v) for v in variants]
     return [
         {"name": None, "centering": c, "normalization": n, "gain": g}
         for c, n, g in itertools.product(
-            _list(cfg, "centerings", experiment), _list(cfg, "normalizations", experiment),
-            _list(cfg, "gains", experiment),
+            _list(cfg, "centerings", item), _list(cfg, "normalizations", item),
+            _list(cfg, "gains", item),
         )
     ]
 
 
-def run_grid(experiment: str, cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Every configuration of ``experiment``'s grid, simulated and concatenated (see the module docstring)."""
-    _require(cfg, ("batch", "widths", "depth", "runs", "activations", "activation_first", "bias", "degeneracy",
-                   *NUMERICS_KEYS), experiment)
-    if "variants" not in cfg:
-        _require(cfg, ("centerings", "normalizations", "gains"), experiment)
+def run_grid(cfg: Config, *, item: str, device: str = "cpu") -> pd.DataFrame:
+    """Every configuration of ``item``'s grid (one of :data:`SIMULATION_ITEMS`), simulated and concatenated;
+    see the module docstring. The item names the seed namespace, so two items never share random draws."""
+    if item not in SIMULATION_ITEMS:
+        raise ValueError(f"unknown joudaki2023 simulation item {item!r}; use one of {SIMULATION_ITEMS}")
     numerics = Numerics(**{key: cfg[key] for key in NUMERICS_KEYS})
     resolved = resolve_device(device)
     frames = []
     grid = itertools.product(
-        _list(cfg, "widths", experiment), _variants(cfg, experiment),
-        _list(cfg, "activation_first", experiment), _list(cfg, "activations", experiment),
+        _list(cfg, "widths", item), _variants(cfg, item),
+        _list(cfg, "activation_first", item), _list(cfg, "activations", item),
     )
     for width, variant, activation_first, activation in grid:
         network = MeanFieldNetwork(
@@ -91,7 +81,7 @@ def run_grid(experiment: str, cfg: Config, device: str = "cpu") -> pd.DataFrame:
             degeneracy=float(cfg["degeneracy"]), batch=int(cfg["batch"]), width=int(width), depth=int(cfg["depth"]),
         )
         # The depth is left out of the seed, so a shallower run reproduces the first layers of a deeper one.
-        seed_parts = (SLUG, experiment, variant["name"], activation, network.centering, network.normalization,
+        seed_parts = (SLUG, item, variant["name"], activation, network.centering, network.normalization,
                       network.activation_first, network.gain, network.bias, network.degeneracy, network.batch,
                       network.width)
         frame = simulate(network, int(cfg["runs"]), seed_parts, numerics, device=resolved)
@@ -102,45 +92,6 @@ def run_grid(experiment: str, cfg: Config, device: str = "cpu") -> pd.DataFrame:
     missing = int(out.iso_gap.isna().sum())
     if missing:
         log.info("%s: %d of %d isometry gaps are NaN (plotted as missing, as in the originals)",
-                 experiment, missing, len(out))
+                 item, missing, len(out))
     return out
 
-
-def fig4(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. 4: layer centering vs mean-field centering (x ← LN(a − ā) vs LN(a − c0)); spec D-Fig4."""
-    return run_grid("fig4", cfg, device)
-
-
-def fig5_6(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Figs. 5 and 6 from one grid (as the original cell): MF centering with normalization none/layer/MF."""
-    return run_grid("fig5_6", cfg, device)
-
-
-def fig8a(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. 8a: layer centering without normalization for relu/tanh/selu (decision D5: the stated configs)."""
-    return run_grid("fig8a", cfg, device)
-
-
-def fig8b(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. 8b: LN(σ(Wx)) (activation first) vs σ(LN(Wx)) for ReLU; spec D-Fig8 (b)."""
-    return run_grid("fig8b", cfg, device)
-
-
-def fig9(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. 9: MF vs layer normalization (MF centering, ReLU) at widths 100, 500, 1000; spec D-Fig9."""
-    return run_grid("fig9", cfg, device)
-
-
-def figa1(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. A.1: γ(G^ℓ) against γ(G^1)·β^{−ℓ} (``gamma_theory``); d = 1000 by decision D2."""
-    return run_grid("figa1", cfg, device)
-
-
-def figb2(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. B.2: the gain α multiplying W, for sin/relu/tanh with LN (D13); ``beta_gain`` feeds the extra panel."""
-    return run_grid("figb2", cfg, device)
-
-
-def figb3(cfg: Config, device: str = "cpu") -> pd.DataFrame:
-    """Fig. B.3: MF centering + MF normalization (gain 1) vs neither with Xavier's gain; spec D-FigB3."""
-    return run_grid("figb3", cfg, device)

@@ -1,6 +1,6 @@
 """Tables 2 and B.1 and Fig. B.1: the isometry strength β_σ in closed form, by quadrature and by Monte Carlo.
 
-Spec joudaki2023 D-Table2, D-TableB1, D-FigB1 and decision D8: closed forms and exact quadrature are the
+D-Table2, D-TableB1, D-FigB1 and decision D8: closed forms and exact quadrature are the
 primary values; the originals' (here seeded) Monte Carlo estimate is kept beside them to show where the
 printed digits come from. β of σ(α·x) uses the library's estimators (``isonorm.metrics.hermite``); nothing
 here integrates on its own.
@@ -8,7 +8,7 @@ here integrates on its own.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ def _closed_form(activation: str, gain: float) -> float:
 
 
 def _quadrature(activation: str, gain: float) -> float:
-    """β by quadrature, or NaN where σ(α·x) overflows float64 at the nodes (exp at α ≳ 8; spec D-FigB1 [I])."""
+    """β by quadrature, or NaN where σ(α·x) overflows float64 at the nodes (exp at α ≳ 8; D-FigB1 [I])."""
     try:
         return isometry_strength(activation, "quadrature", gain=gain)
     except NonFiniteActivationError:
@@ -55,19 +55,17 @@ def _strength_rows(activations: list[str], gains: list[float], cfg: Config) -> p
     return frame
 
 
-def table2(cfg: Config) -> pd.DataFrame:
-    """Table 2: β of He1, He2, sin, exp(x − 2), step and ReLU at gain 1, by all three estimators."""
-    return _strength_rows(list(cfg["activations"]), [1.0], cfg)
-
-
-def tableb1(cfg: Config) -> pd.DataFrame:
-    """Table B.1: β of sin(αx), exp(αx) and max(αx, 0) at the printed gains α."""
-    return _strength_rows(list(cfg["activations"]), list(cfg["gains"]), cfg)
-
-
-def figb1(cfg: Config) -> pd.DataFrame:
-    """Fig. B.1: β(α) for α = start, start + step, … < stop (the original's torch.arange(0.1, 10, 0.1))."""
-    start, stop, step = cfg["gains"]["start"], cfg["gains"]["stop"], cfg["gains"]["step"]
+def gain_values(gains: Sequence[float] | Mapping[str, float]) -> list[float]:
+    """The gains α of an item: a list as given (Table 2: [1], Table B.1: its printed α), or a range
+    ``{start, stop, step}`` read as the original's ``torch.arange(start, stop, step)`` (Fig. B.1)."""
+    if not isinstance(gains, Mapping):
+        return [float(g) for g in gains]
+    start, stop, step = gains["start"], gains["stop"], gains["step"]
     # Integer steps avoid arange's float drift (0.1 * 3 != 0.3), so the printed α values are hit exactly.
-    gains = [round(start + i * step, 10) for i in range(int(round((stop - start) / step)))]
-    return _strength_rows(list(cfg["activations"]), gains, cfg)
+    return [round(start + i * step, 10) for i in range(int(round((stop - start) / step)))]
+
+
+def isometry_strengths(cfg: Config) -> pd.DataFrame:
+    """β of every activation at every gain of the item (Table 2, Table B.1, Fig. B.1: :data:`STRENGTH_ITEMS`),
+    by all three estimators; one row per (activation, gain)."""
+    return _strength_rows(list(cfg["activations"]), gain_values(cfg["gains"]), cfg)

@@ -12,7 +12,7 @@
 
 SLUG = "lu2024"
 
-# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
 ITEMS = (
     "fig1", "table1", "table2", "fig2", "table3", "table4", "table5",
     "apptable1", "apptable2", "apptable3", "apptable4",

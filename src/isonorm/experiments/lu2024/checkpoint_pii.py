@@ -2,20 +2,20 @@
 
 No model is built: each matrix is read alone from the safetensors files (:mod:`isonorm.checkpoints.streamed`)
 and its PII computed in blocks (:func:`isonorm.metrics.pii.pii_chunked`), so a 7B model's layer costs about
-1 GB of memory. The name maps below are keyed on config.json ``model_type`` (spec lu2024 (5b)/(5c)):
+1 GB of memory. The name maps below are keyed on config.json ``model_type`` (A-Table5b/A-Table5c):
 
 - BERT/RoBERTa [code PLM.py]: Q/K/V = ``attention.self.{query,key,value}``; Atten_Output =
   ``attention.output.dense``; Linear_1 = ``intermediate.dense``; Linear_2 = ``output.dense``.
-- GPT-2 [assumption (5b)]: Conv1D weights stored (in, out) are transposed to (out, in); ``attn.c_attn`` is
+- GPT-2 [I, A-Table5b]: Conv1D weights stored (in, out) are transposed to (out, in); ``attn.c_attn`` is
   split along ``out`` into Q, K, V; ``attn.c_proj``, ``mlp.c_fc``, ``mlp.c_proj``.
-- T5 [decision 11]: encoder and decoder self-attention ``SelfAttention.{q,k,v,o}``; encoder FFN
+- T5 [decision A11]: encoder and decoder self-attention ``SelfAttention.{q,k,v,o}``; encoder FFN
   ``layer.1.DenseReluDense.{wi,wo}``; the decoder's FFN is ``layer.2`` (``layer.1`` is cross-attention): the
   table keeps the paper's "-" and the real values are a supplementary row.
-- LLaMA [decision 12]: ``self_attn.{q,k,v,o}_proj``; Linear_1 = ``mlp.up_proj``, Linear_2 = ``mlp.gate_proj``.
+- LLaMA [decision A12]: ``self_attn.{q,k,v,o}_proj``; Linear_1 = ``mlp.up_proj``, Linear_2 = ``mlp.gate_proj``.
 - Qwen v1 [code qwen_lora.py]: ``attn.c_attn`` (12288×4096) split into three 4096-row blocks Q, K, V;
   ``attn.c_proj``; Linear_1 = ``mlp.w1``, Linear_2 = ``mlp.w2``. Qwen2 (the tiny stand-in): as LLaMA.
 
-Orientation (decision 1): PII_col everywhere except PLM.py's rows for Atten_Output/Linear_1/Linear_2 of
+Orientation (decision A1): PII_col everywhere except PLM.py's rows for Atten_Output/Linear_1/Linear_2 of
 BERT/RoBERTa and, by analogy, GPT-2/T5. Both orientations are always computed and stored.
 """
 
@@ -51,86 +51,76 @@ class MatrixSpec:
     part: str  # "" for one-stack models; "encoder" / "decoder" for T5
     cell: str  # one of CELLS
     tensor: str  # the parameter name (a suffix of the full name is enough, see TensorIndex.resolve)
-    table_orientation: str  # "columns" | "rows" (decision 1)
+    table_orientation: str  # "columns" | "rows" (decision A1)
     block: int | None = None  # packed Q/K/V: which of `blocks` equal row blocks of the (out, in) matrix
     blocks: int = 1
     conv1d: bool = False  # GPT-2's Conv1D stores (in, out): transpose to PyTorch's (out, in) first
     in_table: bool = True  # False: a supplementary value the paper's table does not show (T5 decoder FFN)
 
 
-def _bert_like(layer: int) -> list[MatrixSpec]:
-    p = f"encoder.layer.{layer}."
-    return [
-        MatrixSpec("", "Query", p + "attention.self.query.weight", "columns"),
-        MatrixSpec("", "Keys", p + "attention.self.key.weight", "columns"),
-        MatrixSpec("", "Values", p + "attention.self.value.weight", "columns"),
-        MatrixSpec("", "Atten_Output", p + "attention.output.dense.weight", "rows"),
-        MatrixSpec("", "Linear_1", p + "intermediate.dense.weight", "rows"),
-        MatrixSpec("", "Linear_2", p + "output.dense.weight", "rows"),
-    ]
+# Per model_type: the layer's prefix, then (cell, tensor suffix, table orientation) per Table 5 cell. A packed
+# Q/K/V tensor is listed once under "QKV" and cut into three equal row blocks. Orientations: decision A1.
+_BERT_LIKE = ("encoder.layer.{layer}.", (
+    ("Query", "attention.self.query.weight", "columns"), ("Keys", "attention.self.key.weight", "columns"),
+    ("Values", "attention.self.value.weight", "columns"), ("Atten_Output", "attention.output.dense.weight", "rows"),
+    ("Linear_1", "intermediate.dense.weight", "rows"), ("Linear_2", "output.dense.weight", "rows"),
+))
+_LLAMA = ("layers.{layer}.", (
+    ("Query", "self_attn.q_proj.weight", "columns"), ("Keys", "self_attn.k_proj.weight", "columns"),
+    ("Values", "self_attn.v_proj.weight", "columns"), ("Atten_Output", "self_attn.o_proj.weight", "columns"),
+    ("Linear_1", "mlp.up_proj.weight", "columns"), ("Linear_2", "mlp.gate_proj.weight", "columns"),
+))
+NAME_MAPS = {
+    "bert": _BERT_LIKE,
+    "roberta": _BERT_LIKE,
+    "gpt2": ("h.{layer}.", (
+        ("QKV", "attn.c_attn.weight", "columns"), ("Atten_Output", "attn.c_proj.weight", "rows"),
+        ("Linear_1", "mlp.c_fc.weight", "rows"), ("Linear_2", "mlp.c_proj.weight", "rows"),
+    )),
+    "llama": _LLAMA,
+    "qwen2": _LLAMA,
+    "qwen": ("h.{layer}.", (
+        ("QKV", "attn.c_attn.weight", "columns"), ("Atten_Output", "attn.c_proj.weight", "columns"),
+        ("Linear_1", "mlp.w1.weight", "columns"), ("Linear_2", "mlp.w2.weight", "columns"),
+    )),
+    # T5: self-attention in layer.0; the encoder's FFN is layer.1, the decoder's layer.2 (layer.1 is its
+    # cross-attention), shown as a supplementary row beside the table's "-" (decision A11).
+    "t5": ("{part}.block.{layer}.layer.", (
+        ("Query", "0.SelfAttention.q.weight", "columns"), ("Keys", "0.SelfAttention.k.weight", "columns"),
+        ("Values", "0.SelfAttention.v.weight", "columns"), ("Atten_Output", "0.SelfAttention.o.weight", "rows"),
+        ("Linear_1", "{ffn}.DenseReluDense.wi.weight", "rows"), ("Linear_2", "{ffn}.DenseReluDense.wo.weight", "rows"),
+    )),
+}
+T5_PARTS = (("encoder", 1), ("decoder", 2))  # (stack, index of its FFN sub-layer)
+CONV1D = frozenset({"gpt2"})  # GPT-2's Conv1D stores (in, out): transposed to PyTorch's (out, in) first
 
 
-def _gpt2(layer: int) -> list[MatrixSpec]:
-    p = f"h.{layer}."
-    qkv = [MatrixSpec("", c, p + "attn.c_attn.weight", "columns", block=i, blocks=3, conv1d=True)
-           for i, c in enumerate(CELLS[:3])]
-    return qkv + [
-        MatrixSpec("", "Atten_Output", p + "attn.c_proj.weight", "rows", conv1d=True),
-        MatrixSpec("", "Linear_1", p + "mlp.c_fc.weight", "rows", conv1d=True),
-        MatrixSpec("", "Linear_2", p + "mlp.c_proj.weight", "rows", conv1d=True),
-    ]
-
-
-def _t5(layer: int) -> list[MatrixSpec]:
+def _specs(kind: str, layer: int, part: str = "", ffn: int = 1) -> list[MatrixSpec]:
+    prefix, cells = NAME_MAPS[kind]
+    prefix = prefix.format(layer=layer, part=part)
+    conv1d = kind in CONV1D
     specs = []
-    for part, ffn_index, in_table in (("encoder", 1, True), ("decoder", 2, False)):
-        p = f"{part}.block.{layer}.layer."
-        specs += [
-            MatrixSpec(part, "Query", p + "0.SelfAttention.q.weight", "columns"),
-            MatrixSpec(part, "Keys", p + "0.SelfAttention.k.weight", "columns"),
-            MatrixSpec(part, "Values", p + "0.SelfAttention.v.weight", "columns"),
-            MatrixSpec(part, "Atten_Output", p + "0.SelfAttention.o.weight", "rows"),
-            MatrixSpec(part, "Linear_1", p + f"{ffn_index}.DenseReluDense.wi.weight", "rows", in_table=in_table),
-            MatrixSpec(part, "Linear_2", p + f"{ffn_index}.DenseReluDense.wo.weight", "rows", in_table=in_table),
-        ]
+    for cell, suffix, orientation in cells:
+        tensor = prefix + suffix.format(ffn=ffn)
+        if cell == "QKV":
+            specs += [MatrixSpec(part, c, tensor, orientation, block=i, blocks=3, conv1d=conv1d)
+                      for i, c in enumerate(CELLS[:3])]
+        else:
+            in_table = part != "decoder" or not cell.startswith("Linear")
+            specs.append(MatrixSpec(part, cell, tensor, orientation, conv1d=conv1d, in_table=in_table))
     return specs
-
-
-def _llama(layer: int) -> list[MatrixSpec]:
-    p = f"layers.{layer}."
-    return [
-        MatrixSpec("", "Query", p + "self_attn.q_proj.weight", "columns"),
-        MatrixSpec("", "Keys", p + "self_attn.k_proj.weight", "columns"),
-        MatrixSpec("", "Values", p + "self_attn.v_proj.weight", "columns"),
-        MatrixSpec("", "Atten_Output", p + "self_attn.o_proj.weight", "columns"),
-        MatrixSpec("", "Linear_1", p + "mlp.up_proj.weight", "columns"),
-        MatrixSpec("", "Linear_2", p + "mlp.gate_proj.weight", "columns"),
-    ]
-
-
-def _qwen(layer: int) -> list[MatrixSpec]:
-    p = f"h.{layer}."
-    qkv = [MatrixSpec("", c, p + "attn.c_attn.weight", "columns", block=i, blocks=3) for i, c in enumerate(CELLS[:3])]
-    return qkv + [
-        MatrixSpec("", "Atten_Output", p + "attn.c_proj.weight", "columns"),
-        MatrixSpec("", "Linear_1", p + "mlp.w1.weight", "columns"),
-        MatrixSpec("", "Linear_2", p + "mlp.w2.weight", "columns"),
-    ]
-
-
-NAME_MAPS = {"bert": _bert_like, "roberta": _bert_like, "gpt2": _gpt2, "t5": _t5, "llama": _llama,
-             "qwen": _qwen, "qwen2": _llama}
 
 
 def matrix_specs(kind: str, layer: int) -> list[MatrixSpec]:
     """The Table 5 matrices of layer ``layer`` of a checkpoint whose config.json model_type is ``kind``."""
-    try:
-        return NAME_MAPS[kind](int(layer))
-    except KeyError:
+    if kind not in NAME_MAPS:
         raise ValueError(
             f"no Table 5 name map for model_type {kind!r}; known: {sorted(NAME_MAPS)}. Add one to "
             "isonorm.experiments.lu2024.checkpoint_pii.NAME_MAPS"
-        ) from None
+        )
+    if kind == "t5":
+        return [spec for part, ffn in T5_PARTS for spec in _specs(kind, int(layer), part, ffn)]
+    return _specs(kind, int(layer))
 
 
 def cut_matrix(spec: MatrixSpec, W: torch.Tensor) -> torch.Tensor:
@@ -180,23 +170,12 @@ def checkpoint_pii(folder: str | Path, name: str, layer: int, *, device: str | t
     return pd.DataFrame(rows)
 
 
-def _table5_part(cfg: Mapping[str, Any], checkpoint_root: str | Path, device: str) -> pd.DataFrame:
-    missing = sorted({"models", "layer"} - set(cfg))
-    if missing:
-        raise ValueError(f"Table 5 checkpoint config lacks {missing}; see config.yaml lu2024: table5:")
+def table5_checkpoints(cfg: Mapping[str, Any], *, checkpoint_root: str | Path, device: str = "cpu") -> pd.DataFrame:
+    """Table 5 (b) or (c): PII of one layer's matrices of every checkpoint in ``cfg['models']`` (the PLMs BERT,
+    RoBERTa, GPT-2, T5 at layer 0, decision A11; the LLMs LLaMA, LLaMA 2, Qwen at layer 8, decision A12)."""
     frames = [
-        checkpoint_pii(Path(checkpoint_root) / name, name, cfg["layer"], device=device,
-                       dtype=cfg.get("dtype", "float64"), block_size=int(cfg.get("block_size", 1024)))
+        checkpoint_pii(Path(checkpoint_root) / name, name, cfg["layer"], device=device, dtype=cfg["dtype"],
+                       block_size=int(cfg["block_size"]))
         for name in cfg["models"]
     ]
     return pd.concat(frames, ignore_index=True)
-
-
-def table5_plms(cfg: Mapping[str, Any], *, checkpoint_root: str | Path, device: str = "cpu") -> pd.DataFrame:
-    """Table 5 (b): BERT, RoBERTa, GPT-2, T5 (encoder, decoder) at ``cfg['layer']`` (0, decision 11)."""
-    return _table5_part(cfg, checkpoint_root, device)
-
-
-def table5_llms(cfg: Mapping[str, Any], *, checkpoint_root: str | Path, device: str = "cpu") -> pd.DataFrame:
-    """Table 5 (c): LLaMA, LLaMA 2, Qwen (before LoRA) at ``cfg['layer']`` (8, decision 12)."""
-    return _table5_part(cfg, checkpoint_root, device)

@@ -1,8 +1,8 @@
-"""Reductions of the Table 5 (b)/(c) results, shared by the notebook and the claims (spec lu2024 Table 5).
+"""Reductions of the Table 5 (b)/(c) results, shared by the notebook and the claims (A-Table5b, A-Table5c).
 
-The rows of ``checkpoint_pii.table5_plms`` / ``table5_llms`` (one per model, matrix and orientation) become
-the paper's table rows: model, Query, Keys, Values, Atten_Output, Linear_1, Linear_2, each cell in the
-orientation the table uses (decision 1). The T5 decoder's FFN cells stay empty ("-", as published); its real
+The rows of ``checkpoint_pii.table5_checkpoints`` (result keys ``table5_plms`` / ``table5_llms``; one per model,
+matrix and orientation) become the paper's table rows: model, Query, Keys, Values, Atten_Output, Linear_1, Linear_2, each cell in the
+orientation the table uses (decision A1). The T5 decoder's FFN cells stay empty ("-", as published); its real
 values (``layer.2.DenseReluDense``) are a supplementary table.
 """
 
@@ -35,7 +35,7 @@ def table5_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def both_orientations(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every cell in both orientations (decision 1: always store both): model, cell, columns, rows, used."""
+    """Every cell in both orientations (decision A1: always store both): model, cell, columns, rows, used."""
     wide = frame.pivot_table(index=["row_label", "cell"], columns="orientation", values="pii", sort=False)
     used = frame.drop_duplicates(["row_label", "cell"]).set_index(["row_label", "cell"])["table_orientation"]
     return wide.join(used.rename("table_uses")).reset_index().rename(columns={"row_label": "model"})

@@ -1,7 +1,7 @@
 """Reductions of the Table 5 (d) LoRA results, shared by the notebook and the claims.
 
 Input: the frames written by :func:`isonorm.experiments.lu2024.lora.table5_lora` (one file per seed). The table
-cells are PII_col (spec lu2024 decision 1); seeds are averaged (the paper has one run, seed 42).
+cells are PII_col (decision A1); seeds are averaged (the paper has one run, seed 42).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .lora import TABLE_COLUMNS
 
 RESULT_KEY = "table5_lora"  # the key of this part's files in the paper's results dict
 ROW_LABELS = {"before": "Qwen (before LoRA)", "after": "LoRA (Qwen after LoRA merge)"}  # paper Table 5 rows
-# The paper's qualitative reading (spec decision 13): a LoRA merge moves PII by at most about 0.01 per matrix.
+# The paper's qualitative reading (decision A13): a LoRA merge moves PII by at most about 0.01 per matrix.
 CHANGE_BOUND = 0.01
 
 
@@ -57,7 +57,7 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
     ``lora_<matrix>``: PII_col after the merge; ``lora_base_<matrix>``: before (the Qwen row, measured in the same
     job); ``lora_change_<matrix>``: after − before; ``lora_max_abs_pii_change``: the largest |change|;
     ``lora_max_pii_after``: the largest PII_col after the merge; ``lora_pii_changes_within_0.01``: 1.0 when every
-    |change| ≤ 0.01 (decision 13). ``cfg`` is not needed (kept for the common signature).
+    |change| ≤ 0.01 (decision A13). ``cfg`` is not needed (kept for the common signature).
     """
     paths = results.get(RESULT_KEY)
     if not paths:

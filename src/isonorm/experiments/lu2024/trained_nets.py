@@ -1,17 +1,17 @@
 """Lu et al. 2024, the trained networks: Tables 1–4, App. Tables 2–4, and the weights behind Figs. 1–2.
 
-Spec lu2024 A.1.3, A.1.4, A.2 and decisions 1–9, 14–16. One job trains every seed of one configuration
-(item × model variant × activation × optimizer) with the shared engine (:func:`isonorm.train.train_stacked`;
-seeds from the config list ``seeds``, default [42], as in the code's ``seed_torch(42)``; each seed's network
-is drawn from the global RNG seeded with that seed, like the original's default init). After every epoch
-(epoch 0 = the fresh network) a row set records, per run:
+A.1.3, A.1.4, the items A-Fig1–A-AppTable4 and decisions A1–A9, A14–A16. One job trains every seed of one
+configuration (item × model variant × activation × optimizer) with the shared engine
+(:func:`isonorm.train.train_stacked`; seeds from the config list ``seeds``, default [42], as in the code's
+``seed_torch(42)``; each seed's network is drawn from the global RNG seeded with that seed, like the
+original's default init). After every epoch (epoch 0 = the fresh network) a row set records, per run:
 
-- ``pii``: PII of every layer in ``pii_layers``, both orientations (decision 1: tables read ``columns``;
-  ``rows`` stored too); conv layers by their 3×3 centre tap (spec A.1.1);
+- ``pii``: PII of every layer in ``pii_layers``, both orientations (decision A1: tables read ``columns``;
+  ``rows`` stored too); conv layers by their 3×3 centre tap (A.1.1);
 - ``test_accuracy`` (%): on the whole test split, batches of ``test_batch_size``; FNN items evaluate in train
-  mode when ``test_train_mode`` (decision 6, MLP.py has no ``eval()``: BN uses each test batch's statistics);
+  mode when ``test_train_mode`` (decision A6, MLP.py has no ``eval()``: BN uses each test batch's statistics);
 - ``train_accuracy`` (%): with ``train_accuracy: true``, after the last epoch only (NaN before), over the
-  un-augmented training split in eval mode (Table 4 compares train accuracy, decision 7; the original's
+  un-augmented training split in eval mode (Table 4 compares train accuracy, decision A7; the original's
   running accuracy over augmented batches is not available from the engine: a documented deviation);
 - ``train_loss``: the engine's mean mini-batch loss of the epoch (NaN at epoch 0).
 
@@ -22,7 +22,7 @@ maps of Figs. 1–2, which :mod:`.trained_summaries` turns into cosine-similarit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -42,14 +42,6 @@ from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train
 SLUG = "lu2024"
 Config = Mapping[str, Any]
 ORIENTATIONS = ("columns", "rows")
-COMMON_KEYS = ("seeds", "epochs", "batch_size", "test_batch_size", "transform", "optimizers", "pii_layers",
-               "checkpoint_every")
-
-
-def _require(cfg: Config, keys: Iterable[str], where: str) -> None:
-    missing = [key for key in keys if key not in cfg]
-    if missing:
-        raise KeyError(f"lu2024 {where} config lacks {missing}; add them (see config.yaml, lu2024: {where}:)")
 
 
 def optimizer_config(cfg: Config, name: str, where: str) -> OptimizerConfig:
@@ -70,7 +62,7 @@ def seeded_model(factory: Callable[[], nn.Module], seed: int) -> nn.Module:
 
 def layer_matrix(params: Mapping[str, torch.Tensor], layer: str, stacked: bool = True) -> torch.Tensor:
     """Parameter matrix of ``layer``, (R, out, in) from stacked params or (out, in) from a module's: a Linear
-    weight, or a conv's 3×3 centre tap (spec A.1.1)."""
+    weight, or a conv's 3×3 centre tap (A.1.1)."""
     name = f"{layer}.weight"
     if name not in params:
         known = sorted(n[: -len(".weight")] for n, t in params.items() if n.endswith(".weight") and t.ndim >= 3)
@@ -97,7 +89,7 @@ class TrainedNetMeasure:
     def __call__(self, stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
         values: dict[str, torch.Tensor] = {}
         for layer in self.layers:
-            matrix = layer_matrix(stacked.params, layer).double()  # float64 (DESIGN 6)
+            matrix = layer_matrix(stacked.params, layer).double()  # float64 (architecture §6)
             for orientation in ORIENTATIONS:
                 values[f"pii/{layer}/{orientation}"] = pii(matrix, orientation)
         values["test_accuracy"] = self._accuracy(stacked, self.test, self.test_batch_size, self.test_train_mode)
@@ -142,7 +134,6 @@ def _run(cfg: Config, where: str, item: str, factory: Callable[[], nn.Module], o
          train_accuracy: bool = False, save_weights: Sequence[str] = (), weights_path: str | None = None,
          ) -> pd.DataFrame:
     """Train every seed of one configuration and return its tidy measurements (see the module docstring)."""
-    _require(cfg, COMMON_KEYS, where)
     seeds = [int(s) for s in cfg["seeds"]]
     if not seeds:
         raise ValueError(f"lu2024 {where}: seeds must list at least one seed (the paper's is [42])")
@@ -190,7 +181,6 @@ def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, a
     ``variant``/``activation`` default to the config's (Table 1: norm_res, GELU). With ``weights_path`` the
     weights of ``cfg['save_weights']`` at init and after training are written there (Figs. 1–2).
     """
-    _require(cfg, ("width", "blocks", "shared_norm", "constant_init", "test_train_mode"), item)
     variant = variant or cfg.get("variant")
     activation = activation or cfg.get("activation")
     if variant is None or activation is None:
@@ -216,7 +206,6 @@ def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, a
 def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, dataset: str, device: str,
                checkpoint: str | None = None) -> pd.DataFrame:
     """Model (C) on CIFAR-10 (Table 2) or CIFAR-100 (App. Table 2), one optimizer, with augmentation."""
-    _require(cfg, ("width", "fc_width", "constant_init", "augment", "crop_padding"), item)
     num_classes = dataset_spec(dataset).num_classes
     frame = _run(cfg, item, item, lambda: SimpleCNN(num_classes, int(cfg["width"]), int(cfg["fc_width"])),
                  optimizer, optimizer, data_root=data_root, dataset=dataset, device=device, checkpoint=checkpoint,
@@ -227,7 +216,6 @@ def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, datase
 def resnet18(cfg: Config, *, item: str, variant: str, optimizer: str, data_root: str, dataset: str, device: str,
              checkpoint: str | None = None) -> pd.DataFrame:
     """Model (R) on CIFAR-10 (Table 4) or CIFAR-100 (App. Table 3): one variant × optimizer."""
-    _require(cfg, ("activation", "width", "augment", "crop_padding", "train_accuracy"), item)
     num_classes = dataset_spec(dataset).num_classes
     activation = cfg["activation"]
     frame = _run(cfg, item, item, lambda: ResNet18(variant, activation, num_classes, int(cfg["width"])), optimizer,

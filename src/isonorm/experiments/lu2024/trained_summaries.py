@@ -3,7 +3,7 @@
 Inputs are the tidy frames of :mod:`.trained_nets` (one row per seed, epoch, metric, layer, orientation) and
 the weights frames of the Table-3 FNN jobs. Table cells are means over the config's ``seeds`` (the paper has
 one run, seed 42); "init" is epoch 0, "trained" the last epoch. PII is read in the ``columns`` orientation
-(decision 1). Nothing here reads the paper's numbers.
+(decision A1). Nothing here reads the paper's numbers.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ...results import read_all_results
 
 Results = Mapping[str, Sequence[str]]
 Claims = dict[str, dict[str, float]]
-ORIENTATION = "columns"  # decision 1: the tables report PII over column vectors
+ORIENTATION = "columns"  # decision A1: the tables report PII over column vectors
 
 # Which result key feeds which item (rules/common.smk's lu2024 results function uses these keys).
 OPTIMIZER_ITEMS = ("table1", "table2", "apptable2")  # rows = optimizers, columns = Layer_1..3
@@ -99,7 +99,7 @@ def layer_profile(frame: pd.DataFrame, layers: Sequence[str], variants: Sequence
 
 
 def notation_table() -> pd.DataFrame:
-    """App. Table 1: the notation of the appendix (static; spec 000/Appendix Table 1)."""
+    """App. Table 1: the notation of the appendix (static; A-AppTable1)."""
     return pd.DataFrame([
         ["l", "number of layers"],
         ["N", "batch size"],
@@ -128,7 +128,7 @@ def weight_matrix(weights: pd.DataFrame, layer: str, epoch: int | None = None, s
 
 
 def heatmap_matrices(W: np.ndarray) -> dict[str, np.ndarray]:
-    """Figs. 1–2 panels of one weight W (out, in): |cos| over rows / columns and the Grams WWᵀ / WᵀW (spec A.1.2)."""
+    """Figs. 1–2 panels of one weight W (out, in): |cos| over rows / columns and the Grams WWᵀ / WᵀW (A.1.2)."""
     tensor = torch.as_tensor(W, dtype=torch.float64)
     return {
         "C_row": cosine_similarity_matrix(tensor, "rows").numpy(),
@@ -156,7 +156,7 @@ def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
 
     Keys: ``<optimizer>_<layerN>_init|trained``, ``<optimizer>_acc`` (Tables 1, 2, App. 2);
     ``<activation>_<optimizer>_pii_<variant>``, ``..._acc_<variant>`` (Tables 3, 4, App. 3; Table 4's
-    accuracy is the train accuracy, App. Table 3's the test accuracy, decision 7's picks);
+    accuracy is the train accuracy, App. Table 3's the test accuracy, decision A7's picks);
     ``<variant>_<layer>`` (App. Table 4); ``pii_init`` (Fig. 1) and claims (booleans as 1.0/0.0).
     """
     out: Claims = {}

@@ -1,7 +1,7 @@
 """Reductions of the Table-5 Transformer run (``wikitext_transformer.table5_transformer``), shared by the
 notebook and the claims.
 
-The paper's row is PII_col (decision 1) of the six matrices of the LAST encoder layer (spec 5a: "report PII_col
+The paper's row is PII_col (decision A1) of the six matrices of the LAST encoder layer (A-Table5a: "report PII_col
 of the 6 matrices of the last layer"; the paper's reason for the high Linear_2 value is that layer's missing
 residual + LayerNorm) after the last epoch; with several seeds the row is their mean.
 """
@@ -18,7 +18,7 @@ from ...results import read_all_results
 RESULT_KEY = "table5_transformer"  # key of the results dict (rules: lu2024 results function)
 ITEM = "table5"  # the claims' item suffix (lu2024-table5)
 COLUMNS = ("Query", "Keys", "Values", "Atten_Output", "Linear_1", "Linear_2")  # Table 5's column order
-ORIENTATION = "columns"  # decision 1: PII_col for the Transformer row
+ORIENTATION = "columns"  # decision A1: PII_col for the Transformer row
 QUANTITY_PREFIX = "transformer_"  # this row's quantities inside the shared lu2024-table5 item
 
 
@@ -53,7 +53,7 @@ def model_label(frame: pd.DataFrame) -> str:
 def table5_row(frame: pd.DataFrame, layer: int | None = None, epoch: int | None = None,
                orientation: str = ORIENTATION) -> pd.DataFrame:
     """The Transformer row of Table 5: one row, columns model, Query, Keys, Values, Atten_Output, Linear_1,
-    Linear_2 (mean over seeds), for the lead's assembled table."""
+    Linear_2 (mean over seeds), for the assembled Table 5."""
     means = pii_by_seed(frame, layer, epoch, orientation).mean()
     return pd.DataFrame([{"model": model_label(frame), **{c: float(means[c]) for c in COLUMNS}}])
 

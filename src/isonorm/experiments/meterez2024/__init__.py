@@ -10,7 +10,11 @@
 
 SLUG = "meterez2024"
 
-# Every item of the paper (DESIGN 2 ids without the slug), in the paper's order.
+# Items that share one function, which takes the item as its ``item`` argument (docs/architecture.md). Light
+# on purpose (no torch import): the workflow's rules import these lists.
+SWEEP_ITEMS = ("fig2", "fig3", "fig5", "figg6", "fige1", "fige2")  # at_init.gradient_sweep; fig5 also gives G5
+
+# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
 ITEMS = (
     "fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "tabled1", "fige1", "fige2", "figf1", "figf2",
     "figg1", "figg2", "figg3", "figg4", "figg5", "figg6",

@@ -1,7 +1,7 @@
-"""Meterez et al. 2024 at initialisation: Figs. 1, 2, 3, 5, G5, G6, E1 and E2 (spec meterez2024 C-Fig1 … C-FigE2).
+"""Meterez et al. 2024 at initialisation: Figs. 1, 2, 3, 5, G5, G6, E1 and E2 (C-Fig1 … C-FigE2).
 
 Every figure measures fresh ``MLPWithBatchNorm`` networks (:mod:`isonorm.models.bn_mlp`) in train mode, so
-batch norm uses batch statistics (spec C.0 "At-init notebooks"). All ``runs`` of one (variant, depth) are
+batch norm uses batch statistics (C.0 "At-init notebooks"). All ``runs`` of one (variant, depth) are
 stacked in one :class:`StackedBNMLP`; run r is seeded by (item, variant, depth, r) only (decision C13), and
 the data batch is one seeded draw shared by every run, depth and variant (decision C12).
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,27 +33,20 @@ from ...data import dataset_spec, load_split
 from ...metrics import explosion_rate, grad_log_norm, gram, isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
+from . import SLUG, SWEEP_ITEMS
 
-SLUG = "meterez2024"
 Config = Mapping[str, Any]
 
 # Model options an item's ``model`` / ``variants`` may set (the BNMLPConfig fields that are not shapes).
 MODEL_OPTIONS = ("activation", "norm", "mean_reduction", "force_factor", "init", "gain_exponent", "gain", "bias")
 INPUT_KINDS = ("batch", "degenerate")  # the seeded data batch | its degenerate version (decision C2)
-SWEEP_ITEMS = ("fig2", "fig3", "fig5", "figg6", "fige1", "fige2")
-
-
-def _require(cfg: Config, keys: Iterable[str], where: str) -> None:
-    missing = [key for key in keys if key not in cfg]
-    if missing:
-        raise KeyError(f"meterez2024 {where} config lacks {missing}; add them (see config.yaml, meterez2024:)")
 
 
 # --- inputs -------------------------------------------------------------------------------------------------
 
 
 def near_orthogonal_input(width: int, f: float, gen: torch.Generator) -> torch.Tensor:
-    """X_0 = (1−f)·I_d + f·u vᵀ with u, v ~ U[0,1)^d (spec C-Fig1, ``Isometry gap.ipynb``): n = d samples."""
+    """X_0 = (1−f)·I_d + f·u vᵀ with u, v ~ U[0,1)^d (C-Fig1, ``Isometry gap.ipynb``): n = d samples."""
     if width < 2 or not 0.0 <= f < 1.0:
         raise ValueError(f"near_orthogonal_input needs width ≥ 2 and 0 ≤ f < 1, got width={width}, f={f}")
     u = torch.rand(width, 1, generator=gen)
@@ -62,7 +55,7 @@ def near_orthogonal_input(width: int, f: float, gen: torch.Generator) -> torch.T
 
 
 def theory_isometry_gap(phi0: float, layers: np.ndarray, width: int, constant: float) -> np.ndarray:
-    """Theorem 1's line φ(X_0)·exp(−ℓ/k), k = C d²(1 + d φ(X_0)) (spec C-Fig1, decision C16: C from the code)."""
+    """Theorem 1's line φ(X_0)·exp(−ℓ/k), k = C d²(1 + d φ(X_0)) (C-Fig1, decision C16: C from the code)."""
     k = constant * width**2 * (1.0 + width * phi0)
     return phi0 * np.exp(-np.asarray(layers, dtype=np.float64) / k)
 
@@ -88,7 +81,7 @@ def degenerate_batch(
 
 
 def load_batch(cfg: Config, data_root: str, dataset: str, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The item's seeded train batch (flattened, ``transform`` from the config: spec C.0 Normalize table)."""
+    """The item's seeded train batch (flattened, ``transform`` from the config: C.0 "Data" table)."""
     split = load_split(dataset, data_root, "train", transform=cfg["transform"], flatten=True, device=device)
     return seeded_batch(split.x, split.y, int(cfg["batch_size"]), cfg["batch_seed"])
 
@@ -119,12 +112,12 @@ def measure_stack(
     """One forward/backward of ``len(generators)`` fresh stacked networks on the shared batch (x, y).
 
     The loss is Σ_r CrossEntropy_mean(logits_r, y): runs share no parameter, so each run's gradient is
-    exactly that of its own mean loss (spec C.0 "Loss"). Returns float64 CPU tensors:
+    exactly that of its own mean loss (C.0 "Loss"). Returns float64 CPU tensors:
     ``log_grad`` (R, L+1): log‖∇W_ℓ‖_F of fc_0..fc_L (metrics M3); with ``last_isogap`` also
     ``last_isogap`` (R,): φ of the fc_{L−1} output's sample Gram (decision C8). Non-finite values stay.
     """
     model = StackedBNMLP(config, generators).to(device)
-    model.train()  # batch statistics at init (spec C.0 "At-init notebooks")
+    model.train()  # batch statistics at init (C.0 "At-init notebooks")
     x, y = x.to(device), y.to(device)
     if last_isogap:
         logits, trace = model(x, trace=True)
@@ -142,13 +135,12 @@ def measure_stack(
 # --- Fig. 1 ---------------------------------------------------------------------------------------------------
 
 
-def fig1(cfg: Config, *, device: str = "cpu", **_: Any) -> pd.DataFrame:
+def fig1(cfg: Config, *, device: str = "cpu") -> pd.DataFrame:
     """Fig. 1: φ(H_ℓ), H_ℓ the fc_ℓ output, ℓ = 0..L−1, per width and run, plus the Theorem-1 line.
 
     Rows: width, run (−1 for the theory line), layer, source ("empirical" | "theory"), metric "isogap",
-    value. No data set (``compute: data-free``); the other keyword arguments of the rules are ignored.
+    value. No data set (``compute: data-free``).
     """
-    _require(cfg, ("widths", "depth", "runs", "f", "theory_constant", "model", "input_seed"), "fig1")
     target = resolve_device(device)
     depth, runs = int(cfg["depth"]), int(cfg["runs"])
     rows: list[dict[str, Any]] = []
@@ -204,8 +196,6 @@ def sweep(cfg: Config, item: str, x: torch.Tensor, y: torch.Tensor, classes: int
     Metrics: ``log_grad`` at each of ``grad_layers`` (layer = ℓ of fc_ℓ), ``rate`` R(ℓ) at each of
     ``rate_layers`` (needs depth > ℓ; skipped for shallower networks), ``last_isogap`` (layer = L−1).
     """
-    _require(cfg, ("width", "runs", "depths", "model", "variants", "grad_layers", "rate_layers", "last_isogap",
-                   "run_chunk", "degenerate"), item)
     width, runs, chunk = int(cfg["width"]), int(cfg["runs"]), int(cfg["run_chunk"])
     if runs < 1 or chunk < 1:
         raise ValueError(f"meterez2024 {item}: runs and run_chunk must be ≥ 1, got {runs}, {chunk}")
@@ -251,33 +241,11 @@ def _sweep_rows(cfg: Config, measured: Mapping[str, torch.Tensor], depth: int, f
     return rows
 
 
-def gradient_sweep(
-    cfg: Config, *, item: str, data_root: str, dataset: str, device: str, checkpoint: str | None = None
-) -> pd.DataFrame:
-    """One at-init item (``item`` in :data:`SWEEP_ITEMS`) on the seeded train batch of ``dataset``.
-
-    ``checkpoint`` is accepted for the rules' uniform signature and unused: nothing is trained.
-    """
+def gradient_sweep(cfg: Config, *, item: str, data_root: str, dataset: str, device: str) -> pd.DataFrame:
+    """One at-init item (``item`` in :data:`SWEEP_ITEMS`: Figs. 2, 3, 5 = G5, G6, E1, E2) on the seeded train
+    batch of ``dataset``; the item names the seed namespace of its networks (decision C13)."""
     if item not in SWEEP_ITEMS:
         raise ValueError(f"unknown meterez2024 at-init item {item!r}; use one of {SWEEP_ITEMS}")
-    _require(cfg, ("transform", "batch_size", "batch_seed"), item)
     target = resolve_device(device)
     x, y = load_batch(cfg, data_root, dataset, target)
     return sweep(cfg, item, x, y, dataset_spec(dataset).num_classes, target).assign(dataset=dataset)
-
-
-def _item(name: str):
-    def run(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint: str | None = None) -> pd.DataFrame:
-        return gradient_sweep(cfg, item=name, data_root=data_root, dataset=dataset, device=device)
-
-    run.__name__ = name
-    run.__doc__ = f"spec meterez2024 C-{name.capitalize()}: :func:`gradient_sweep` with item={name!r}."
-    return run
-
-
-fig2 = _item("fig2")
-fig3 = _item("fig3")
-fig5 = _item("fig5")  # also Fig. G5 (left = Fig. 5 "Without gain", right = its last_isogap; spec C-FigG5)
-figg6 = _item("figg6")
-fige1 = _item("fige1")
-fige2 = _item("fige2")

@@ -1,4 +1,4 @@
-"""Reductions of the at-init results and Table D1, shared by the notebook and the claims (spec meterez2024).
+"""Reductions of the at-init results and Table D1, shared by the notebook and the claims (C-Fig1 … C-FigE2).
 
 Every reduction drops non-finite values (float32 overflow, decision C11) and reports how many it dropped, so
 captions can count them. ``claims`` maps each item suffix to the quantities of notebooks/reference/
@@ -16,7 +16,7 @@ import pandas as pd
 from ...results import read_all_results
 
 # Thresholds of the qualitative claims. They only turn the paper's words into a yes/no; each is far from
-# the values the paper shows (spec read-offs), so the verdict does not hinge on them.
+# the values the paper shows ([RO] read-offs), so the verdict does not hinge on them.
 FLAT_TOLERANCE = 1.0  # "flat"/"bounded": max − min of the depth curve below 1 log-unit (Figs. 2, 3)
 EXPLODES = 5.0  # "explodes": the deepest point lies > 5 log-units above the shallowest (Figs. 2, 3)
 BOUNDED = 5.0  # "stay bounded": every with-gain mean within ±5 log-units (Fig. 5 right)
@@ -262,7 +262,7 @@ CLAIMS = {  # item suffix → (result key, reduction)
     "fig2": ("fig2", _fig2_claims),
     "fig3": ("fig3", _fig3_claims),
     "fig5": ("fig5", _fig5_claims),
-    "figg5": ("fig5", _figg5_claims),  # same runs as Fig. 5 (spec C-FigG5)
+    "figg5": ("fig5", _figg5_claims),  # same runs as Fig. 5 (C-FigG5)
     "figg6": ("figg6", _figg6_claims),
     "fige1": ("fige1", _fige1_claims),
     "fige2": ("fige2", _fige2_claims),

@@ -1,4 +1,4 @@
-"""Table D1 of Meterez et al. 2024: the numerical rank of input-batch Gram matrices (spec C-TableD1, decision C10).
+"""Table D1 of Meterez et al. 2024: the numerical rank of input-batch Gram matrices (C-TableD1, decision C10).
 
 For each batch size n, ``batches`` batches of n training samples, each drawn without replacement (a seeded
 permutation per batch), give G = X Xᵀ (n × n) of the flattened images, in float32, and its
@@ -60,11 +60,8 @@ def rank_table(x: torch.Tensor, batch_sizes: Sequence[int], batches: int, seed: 
     return pd.DataFrame(rows)
 
 
-def tabled1(cfg: Config, *, data_root: str, dataset: str, device: str, checkpoint: str | None = None) -> pd.DataFrame:
-    """Table D1 for one data set (one job per data set). ``checkpoint`` is unused (uniform rule signature)."""
-    missing = [k for k in ("batch_sizes", "batches", "transform", "split", "seed") if k not in cfg]
-    if missing:
-        raise KeyError(f"meterez2024 tabled1 config lacks {missing}; add them (see config.yaml, meterez2024:)")
+def tabled1(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
+    """Table D1 for one data set (one job per data set)."""
     target = resolve_device(device)
     data = load_split(dataset, data_root, cfg["split"], transform=cfg["transform"], flatten=True, device=target)
     frame = rank_table(data.x, cfg["batch_sizes"], int(cfg["batches"]), cfg["seed"])

@@ -1,8 +1,9 @@
 """Reductions of the training-grid frames (training_grid.py), shared by the notebook and the claims.
 
-"mid" layers are ℓ ∈ [L/4, 3L/4] (the figures' flat middle, spec C-Fig6/F1/F2 read-offs "mid-layer"); a
+"mid" layers are ℓ ∈ [L/4, 3L/4] (the figures' flat middle, C-Fig6/C-FigF1/C-FigF2 read-offs "mid-layer"); a
 "final" value is the last epoch a run recorded (runs that stopped, or budget caps, end earlier; decision C5
-"plots show whatever epochs exist"). Log quantities are log10, compared at ±0.2 decades (spec [RO]).
+"plots show whatever epochs exist"). Log quantities are log10, compared at ±0.2 decades ([RO],
+docs/decisions/README.md).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ...results import read_all_results
 
 RESULT_KEY = "training"  # results entry: every (data-set stack, depth) job's Parquet file
 ITEM_DATASET = {"fig4": "cifar10", "figg1": "mnist", "figg2": "fashionmnist", "figg3": "cifar100",
-                "figg4": "cifar10"}  # spec C-Fig4, C-FigG1..G4
+                "figg4": "cifar10"}  # C-Fig4, C-FigG1–C-FigG4
 SHAPED = ("sin", "tanh")
 
 
