@@ -1,19 +1,19 @@
 """Streamed PII of one layer of a LLaMA-7B-shaped checkpoint against building the whole model (Table 5 (c)).
 
 Writes, locally and without any download, a sharded fp16 safetensors checkpoint with LLaMA-7B's shapes
-(hidden 4096, intermediate 11008, 32 heads, vocabulary 32000; spec lu2024 (5c)) and ``--layers`` layers
+(hidden 4096, intermediate 11008, 32 heads, vocabulary 32000; A-Table5c) and ``--layers`` layers
 (default 32, the real model: 13.5 GB), split into shards of at most ``--shard-gb`` (default 10 GB, as
 huggyllama/llama-7b's first shard). Each tensor is written as soon as it is drawn, so writing needs no more
 memory than the largest tensor. Then, each in a fresh subprocess (its own peak RSS, ``ru_maxrss``):
 
 - ``streamed``: :func:`isonorm.experiments.lu2024.checkpoint_pii.checkpoint_pii` on the layer ``--layer``
-  (default 8, decision 12): six matrices read alone from the memory-mapped shard, PII in blocks, both
+  (default 8, decision A12): six matrices read alone from the memory-mapped shard, PII in blocks, both
   orientations (what the Table 5 (c) rule runs);
 - ``naive``: ``LlamaForCausalLM.from_pretrained`` of the whole model (fp16), then the same metric on the same
   six matrices.
 
 Reported: wall seconds (whole subprocess, and load + metric alone) and peak resident memory; the PII values of
-both paths must agree. A JSON copy goes to benchmarks/results/checkpoint_pii-<device>-<date>.json. The issue's
+both paths must agree. A JSON copy goes to benchmarks/results/checkpoint_pii-<device>-<date>.json. The
 target: streamed ≤ 1 min and ≤ 2 GB resident once the shards are local.
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 RESULTS = Path(__file__).parent / "results"
-# LLaMA-7B (huggyllama/llama-7b config.json): the shapes of spec lu2024 (5c).
+# LLaMA-7B (huggyllama/llama-7b config.json): the shapes of A-Table5c.
 LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32, "vocab_size": 32000}
 
 
@@ -138,7 +138,7 @@ def measure(method: str, folder: Path, args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=32, help="layers of the generated checkpoint (LLaMA-7B: 32)")
-    parser.add_argument("--layer", type=int, default=8, help="the measured layer (decision 12: 8)")
+    parser.add_argument("--layer", type=int, default=8, help="the measured layer (decision A12: 8)")
     parser.add_argument("--shard-gb", type=float, default=10.0, help="largest shard (huggyllama: ~10 GB)")
     parser.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="metric precision")
     parser.add_argument("--device", default="cpu")

@@ -1,4 +1,4 @@
-"""Rule entry point: results/scoreboard.csv from every paper's references and claims (DESIGN 7)."""
+"""Rule entry point: results/scoreboard.csv from every paper's references and claims (architecture §7)."""
 
 from isonorm.report import build_scoreboard, summarize_scoreboard, write_scoreboard
 from isonorm.workflow import logged_job

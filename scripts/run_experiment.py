@@ -1,4 +1,4 @@
-"""Rule entry point: run one experiment function and write its tidy results (DESIGN 5)."""
+"""Rule entry point: run one experiment function and write its tidy results (architecture §5)."""
 
 from isonorm.results import write_results
 from isonorm.workflow import discard_checkpoint, logged_job, run_experiment

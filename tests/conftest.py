@@ -39,7 +39,7 @@ def workflow_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def quick_run(workflow_dir: Path) -> Path:
-    """The whole DAG under presets/quick.yaml, run once per test session (a few minutes on 2 cores)."""
+    """The whole DAG under presets/quick.yaml, run once per test session (a few minutes on a 2-core CPU)."""
     done = snakemake(workflow_dir, "--cores", "2", "--configfile", "presets/quick.yaml")
     if done.returncode != 0:
         pytest.fail(f"quick preset failed:\n{done.stdout[-5000:]}\n{done.stderr[-10000:]}")

@@ -1,4 +1,4 @@
-"""Gradient log-norms (metrics.md M3) and the rate of explosion (M4, decision C6)."""
+"""Gradient log-norms (metrics M3) and the rate of explosion (metrics M4, decision C6)."""
 
 from __future__ import annotations
 

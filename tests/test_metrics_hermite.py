@@ -1,7 +1,7 @@
-"""Hermite coefficients and the isometry strength β (metrics.md M5; spec joudaki2023 Table B1).
+"""Hermite coefficients and the isometry strength β (metrics M5; D-TableB1).
 
-Targets are the closed forms and float64 quadrature values of metrics.md M5's reference table (mathematical
-values, not paper-reported numbers), tolerance 1e-4 as the spec states.
+Targets are the closed forms and float64 quadrature values of metrics M5's reference table (mathematical
+values, not paper-reported numbers), tolerance 1e-4 as metrics M5 states.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from isonorm.metrics import (
 )
 
 E = math.e
-# (σ, β, c0, c1, Var σ) — metrics.md M5 reference table; None where the table leaves a cell empty.
+# (σ, β, c0, c1, Var σ) — metrics M5 reference table; None where the table leaves a cell empty.
 REFERENCE_TABLE = [
     ("identity", 1.0, 0.0, 1.0, 1.0),
     ("he1", 1.0, 0.0, 1.0, 1.0),

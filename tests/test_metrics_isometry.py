@@ -1,4 +1,4 @@
-"""Isometry, isometry gap and Lyapunov potential of Gram matrices (metrics.md M1, M1a, M1b, M2)."""
+"""Isometry, isometry gap and Lyapunov potential of Gram matrices (metrics M1, M1a, M1b, M2)."""
 
 from __future__ import annotations
 

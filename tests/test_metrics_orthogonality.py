@@ -1,4 +1,4 @@
-"""Orthogonality gap V(H), |cos| and the spectral training-time gap (spec daneshmand2021 B.1)."""
+"""Orthogonality gap V(H), |cos| and the spectral training-time gap (B.0)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parameters independence index and cosine-similarity matrices (spec lu2024 A.1.1, A.1.2)."""
+"""Parameters independence index and cosine-similarity matrices (A.1.1, A.1.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Atomic file writes (DESIGN 5): a killed job leaves the old file or none, never half of one.
+"""Atomic file writes (architecture §5): a killed job leaves the old file or none, never half of one.
 
 Every output of the pipeline (Parquet results, checkpoints, data files, markers, report pages) is written
 through :func:`atomic_write`: a temporary sibling that replaces the target only once fully written.

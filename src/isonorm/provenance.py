@@ -1,6 +1,6 @@
 """Where a result came from: git commit, package versions, device.
 
-Recorded in every Parquet file's key-value metadata (DESIGN 5) and shown on the report's index page.
+Recorded in every Parquet file's key-value metadata (architecture §5) and shown on the report's index page.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 TRACKED_PACKAGES = (
     "torch", "torchvision", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "seaborn",
     "snakemake", "papermill", "jupytext", "isonorm",
-    # checkpoint stage: hook order and module outputs depend on the transformers version (joudaki2023 D7)
+    # checkpoint stage: hook order and module outputs depend on the transformers version (decision D7)
     "transformers", "huggingface_hub", "safetensors", "tokenizers",
     "peft",  # lu2024 Table 5 (d): the LoRA merge
 )

@@ -1,4 +1,4 @@
-"""The results contract (DESIGN 5): tidy Parquet, provenance in the metadata, atomic writes.
+"""The results contract (architecture §5): tidy Parquet, provenance in the metadata, atomic writes.
 
 Every measurement the pipeline makes is one row: columns for every varied factor (``width``, ``depth``,
 ``seed``, ``layer``, ``epoch`` ...) plus either ``metric``/``value`` or one column per metric when they are

@@ -1,4 +1,4 @@
-"""Device choice and deterministic seeding (DESIGN 8)."""
+"""Device choice and deterministic seeding (architecture §8)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def resolve_device(device: str = "auto") -> torch.device:
 def derive_seed(*parts: object) -> int:
     """A stable 63-bit seed from (experiment, variant, run, ...): same parts, same seed, on every machine.
 
-    The spec's decision 12 takes the run index as the seed; hashing it together with the experiment and
+    Decision B12 takes the run index as the seed; hashing it together with the experiment and
     variant keeps the streams of different experiments independent while staying reproducible.
     """
     digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()

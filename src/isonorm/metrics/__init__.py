@@ -1,4 +1,6 @@
-"""Every measured quantity of the four papers, computed in float64 (DESIGN 6; definitions in spec/metrics.md).
+"""Every measured quantity of the four papers, computed in float64 (architecture §6).
+
+Definitions: docs/decisions/metrics.md.
 
 - ``orthogonality``  V(H), |cos| of two samples, the training-time spectral gap (Daneshmand et al. 2021)
 - ``isometry``       Gram matrices, isometry and its gap, Lyapunov potential γ (Meterez 2024, Joudaki 2023)

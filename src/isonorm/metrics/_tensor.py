@@ -1,4 +1,4 @@
-"""Input handling shared by the metric modules: all metrics compute in float64 (DESIGN 6, metrics.md M1 [I]).
+"""Input handling shared by the metric modules: all metrics compute in float64 (architecture §6, metrics M1 [I]).
 
 Networks run in float32 (or fp16 for large checkpoints); casting to float64 before any Gram matrix,
 eigenvalue or logarithm avoids spurious inf/NaN that are artefacts of the metric rather than of the network.
@@ -45,8 +45,8 @@ def symmetric_eigenvalues(G: torch.Tensor) -> torch.Tensor:
     """Eigenvalues (ascending) of symmetric matrices (..., n, n) via ``eigvalsh`` (never a determinant).
 
     A matrix with a non-finite entry gets all-NaN eigenvalues instead of an exception, so that one overflowed
-    run in a batch does not stop the others: the originals leave such points missing (metrics.md M1,
-    meterez2024 C11). ``eigvalsh`` reads only the lower triangle; an asymmetric input is rejected, because it
+    run in a batch does not stop the others: the originals leave such points missing (metrics M1,
+    decision C11). ``eigvalsh`` reads only the lower triangle; an asymmetric input is rejected, because it
     almost always means a non-Gram matrix was passed by mistake (tolerance 1e-4 of the largest entry,
     because float32 matmuls of wide layers are symmetric only up to rounding).
     """

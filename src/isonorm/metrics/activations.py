@@ -1,8 +1,8 @@
-"""Named scalar activations σ for isometry-strength computations (metrics.md M5; spec joudaki2023).
+"""Named scalar activations σ for isometry-strength computations (metrics M5; D.0 (A)).
 
 Each entry is an :class:`Activation`, callable on torch tensors and on NumPy arrays (returning the same
 kind), so that the same σ serves quadrature, Monte Carlo and the simulators. The set is the union of the
-activations of the reference table of metrics.md M5 and of Joudaki et al.'s simulator (spec joudaki2023:
+activations of the reference table of metrics M5 and of Joudaki et al.'s simulator (D.0 (A):
 ``rbf`` = exp(x − 2), ``heK`` = un-normalised probabilists' Hermite polynomials).
 """
 
@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 
 LEAKY_RELU_SLOPE = 0.01
-"""Negative slope of ``leaky_relu``: torch's default, as in Joudaki et al.'s simulator (spec joudaki2023)."""
+"""Negative slope of ``leaky_relu``: torch's default, as in Joudaki et al.'s simulator (D.0 (A))."""
 
 PRELU_INIT_SLOPE = 0.25
-"""Negative slope of ``prelu``: ``nn.PReLU``'s initial value (metrics.md M5 table, "PReLU init 0.25")."""
+"""Negative slope of ``prelu``: ``nn.PReLU``'s initial value (metrics M5 reference table, "PReLU init 0.25")."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Activation:
 
 
 def leaky_relu(negative_slope: float) -> Activation:
-    """max(x, 0) + s·min(x, 0) for any slope s (metrics.md M5 also tabulates s = 0.5)."""
+    """max(x, 0) + s·min(x, 0) for any slope s (metrics M5 also tabulates s = 0.5)."""
     return Activation(f"leaky_relu({negative_slope:g})", lambda x: F.leaky_relu(x, negative_slope))
 
 
@@ -58,7 +58,7 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation("selu", torch.selu),
         Activation("elu", F.elu),
         Activation("silu", F.silu),
-        Activation("gelu", F.gelu),  # exact erf form, torch's default (metrics.md M5 "GELU (erf)")
+        Activation("gelu", F.gelu),  # exact erf form, torch's default (metrics M5 "GELU (erf)")
         Activation("leaky_relu", lambda x: F.leaky_relu(x, LEAKY_RELU_SLOPE)),
         Activation("prelu", lambda x: F.leaky_relu(x, PRELU_INIT_SLOPE)),
         Activation("sin", torch.sin),

@@ -1,4 +1,4 @@
-"""Gradient log-norms and the rate of explosion (metrics.md M3, M4; spec meterez2024 decision C6)."""
+"""Gradient log-norms and the rate of explosion (metrics M3, M4; decision C6)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ noise")."""
 
 
 def grad_log_norm(weight_grad: torch.Tensor) -> torch.Tensor:
-    """log ‖∇_W L‖_F over the last two dimensions of a weight gradient (..., out, in) (metrics.md M3).
+    """log ‖∇_W L‖_F over the last two dimensions of a weight gradient (..., out, in) (metrics M3).
 
     Leading dimensions are batch dimensions (e.g. stacked runs). A zero gradient gives −inf, an overflowed
-    one +inf or NaN; these points are dropped downstream, as in the originals (meterez2024 C11).
+    one +inf or NaN; these points are dropped downstream, as in the originals (decision C11).
     """
     weight_grad = as_metric_tensor(weight_grad, "weight_grad", min_ndim=2)
     return torch.linalg.matrix_norm(weight_grad).log()
@@ -24,7 +24,7 @@ def grad_log_norm(weight_grad: torch.Tensor) -> torch.Tensor:
 def explosion_rate(log_norms: torch.Tensor, gap: int = EXPLOSION_RATE_GAP) -> torch.Tensor:
     """R(ℓ) = (log‖∇W_{ℓ−gap}‖ − log‖∇W_ℓ‖)/gap along the last dimension, ℓ indexing fc_ℓ from the input.
 
-    metrics.md M4 with decision C6: with fc_0 the input projection, R is positive while gradients grow
+    metrics M4 with decision C6: with fc_0 the input projection, R is positive while gradients grow
     toward the input (it equals the printed eq. 165 with layers counted from the output). The result has
     the shape of ``log_norms`` so that entry ℓ is R(ℓ); entries ℓ < ``gap`` have no partner layer and are NaN.
     """

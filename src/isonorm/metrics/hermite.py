@@ -1,11 +1,11 @@
-"""Normalised Hermite coefficients and the isometry strength β_σ (metrics.md M5; Joudaki et al. Def. 3).
+"""Normalised Hermite coefficients and the isometry strength β_σ (metrics M5; Joudaki et al. Def. 3).
 
 c_k = E_{x∼N(0,1)}[σ(gain·x) He_k(x)] with the orthonormal probabilists' Hermite polynomials
 He_k = (k!)^{−1/2} He_k^{prob}, and β_σ = 2 − c_1²/Σ_{k≥1} c_k² = 2 − (E[xσ])²/Var σ (Parseval), in [1, 2].
 
 Two estimators of the Gaussian expectations, both in float64:
 
-* ``"quadrature"`` (default, spec joudaki2023 D8): Gauss–Legendre panels on [−40, 0] and [0, 40] against the
+* ``"quadrature"`` (default, decision D8): Gauss–Legendre panels on [−40, 0] and [0, 40] against the
   Gaussian density. Plain Gauss–Hermite (``hermegauss``) converges only like 1/n for σ with a kink or a jump
   at 0 (ReLU, leaky ReLU, ELU, SELU, step: error 1.4e-3 for ReLU's β with 200 nodes); splitting at 0 makes
   every registered σ smooth on each panel, so the rule is exact to about 1e-15. Tails beyond |x| = 40 weigh
@@ -33,7 +33,7 @@ Method = Literal["quadrature", "monte_carlo"]
 Sigma = str | Activation | Callable[[torch.Tensor], torch.Tensor]
 
 MONTE_CARLO_SAMPLES = 10**6
-"""Sample count of the originals' ``compute_beta`` (metrics.md M5)."""
+"""Sample count of the originals' ``compute_beta`` (metrics M5)."""
 
 # Split quadrature: 80 panels of 16 Gauss–Legendre nodes on each half-line [0, ±40]; panels of width 0.5
 # resolve the Gaussian (scale 1) to machine precision, and the density beyond |x| = 40 is below 1e-300.
@@ -104,11 +104,11 @@ def hermite_coefficients(
     seed: int = 0,
     gain: float = 1.0,
 ) -> np.ndarray:
-    """c_0..c_{k_max} of σ(gain·x) in the orthonormal probabilists' Hermite basis (metrics.md M5).
+    """c_0..c_{k_max} of σ(gain·x) in the orthonormal probabilists' Hermite basis (metrics M5).
 
     ``sigma`` is a registered name (see ``ACTIVATIONS``), a callable on float64 torch tensors or a NumPy
     ufunc. The originals' un-normalised a_k = E[σ He_k^{prob}]/k! relate by c_k = a_k·√(k!); only c_k is
-    exposed (spec joudaki2023 D18). ``n_samples`` and ``seed`` apply to ``method="monte_carlo"`` only.
+    exposed (decision D18). ``n_samples`` and ``seed`` apply to ``method="monte_carlo"`` only.
     """
     if k_max < 0:
         raise ValueError(f"k_max must be ≥ 0, got {k_max}")
@@ -128,7 +128,7 @@ class GaussianMoments:
     """E σ, E[xσ] and E σ² of σ(gain·x) for x ∼ N(0, 1): the mean-field constants c0, c1 and Σ_k c_k².
 
     c0 and c1 are the first two orthonormal Hermite coefficients; Parseval gives E σ² = Σ_{k≥0} c_k². These are
-    the quantities of the originals' ``act_info`` (spec joudaki2023 D.0 (A)).
+    the quantities of the originals' ``act_info`` (D.0 (A)).
     """
 
     c0: float
@@ -142,7 +142,7 @@ class GaussianMoments:
 
     @property
     def strength(self) -> float:
-        """β_σ = 2 − c1²/Var σ (metrics.md M5), NaN for a constant σ."""
+        """β_σ = 2 − c1²/Var σ (metrics M5), NaN for a constant σ."""
         return 2.0 - self.c1**2 / self.variance if self.variance > 0 else math.nan
 
 
@@ -174,7 +174,7 @@ def isometry_strength(
     seed: int = 0,
     gain: float = 1.0,
 ) -> float:
-    """β_σ = 2 − (E[xσ(gain·x)])²/Var σ(gain·x) (metrics.md M5), the isometry strength of Joudaki Def. 3.
+    """β_σ = 2 − (E[xσ(gain·x)])²/Var σ(gain·x) (metrics M5), the isometry strength of Joudaki Def. 3.
 
     Σ_{k≥1} c_k² = Var σ by Parseval, so no truncation of the Hermite series is involved. A constant σ has
     no β (0/0) and raises ``ValueError``.
@@ -196,13 +196,13 @@ def _leaky_relu_strength(slope: float) -> float:
 
 
 def _sin_strength(gain: float) -> float:
-    """spec joudaki2023 Table B1: 2 − 2α²e^{α²}/(e^{2α²} − 1), with expm1 so that large α stays finite."""
+    """D-TableB1: 2 − 2α²e^{α²}/(e^{2α²} − 1), with expm1 so that large α stays finite."""
     a2 = gain * gain
     return 2.0 - 2.0 * a2 * math.exp(-a2) / -math.expm1(-2.0 * a2)
 
 
 def _exp_strength(gain: float) -> float:
-    """spec joudaki2023 Table B1: 2 − α²/(e^{α²} − 1); a shift (rbf = exp(x − 2)) only rescales σ."""
+    """D-TableB1: 2 − α²/(e^{α²} − 1); a shift (rbf = exp(x − 2)) only rescales σ."""
     a2 = gain * gain
     return 2.0 - a2 / math.expm1(a2)
 
@@ -229,7 +229,7 @@ CLOSED_FORMS: dict[str, Callable[[float], float]] = {
     "exp": _exp_strength,
     "rbf": _exp_strength,
 }
-"""β of σ(gain·x) in closed form for the activations that have one (metrics.md M5, joudaki2023 Table B1)."""
+"""β of σ(gain·x) in closed form for the activations that have one (metrics M5, D-TableB1)."""
 
 
 def isometry_strength_closed_form(name: str, gain: float = 1.0) -> float:

@@ -1,4 +1,4 @@
-"""Orthogonality of a batch of representations (Daneshmand et al. 2021; spec daneshmand2021 B.1).
+"""Orthogonality of a batch of representations (Daneshmand et al. 2021; B.0).
 
 Conventions: leading dimensions are batch dimensions (e.g. independent runs), so one call measures many runs.
 All results are float64 tensors.
@@ -14,7 +14,7 @@ from ._tensor import as_metric_tensor
 
 
 def orthogonality_gap(H: torch.Tensor) -> torch.Tensor:
-    """V(H) = ‖HᵀH/‖H‖_F² − I_n/n‖_F for H of shape (..., d, n), samples as columns (spec daneshmand2021 B.1).
+    """V(H) = ‖HᵀH/‖H‖_F² − I_n/n‖_F for H of shape (..., d, n), samples as columns (B.0).
 
     V is 0 exactly when the n samples are orthogonal with equal norms and at most √(1 − 1/n) (rank-1 H).
     An all-zero H has no direction; its gap is NaN rather than an error, so that one degenerate run does
@@ -28,7 +28,7 @@ def orthogonality_gap(H: torch.Tensor) -> torch.Tensor:
 def orthogonality_gap_samples_first(X: torch.Tensor, sample_dim: int = 0) -> torch.Tensor:
     """V for samples along ``sample_dim`` and all later dimensions flattened into features.
 
-    This is the layout of a network activation (n, C, H, W) or (n, features): spec daneshmand2021 AppFig 6
+    This is the layout of a network activation (n, C, H, W) or (n, features): B-AppFig6a/B-AppFig6b
     flattens each layer input to (n × features) and takes C = XXᵀ/tr(XXᵀ), V = ‖C − I_n/n‖_F, which equals
     :func:`orthogonality_gap` of Xᵀ. Dimensions before ``sample_dim`` are batch dimensions.
     """
@@ -50,7 +50,7 @@ def _gap_of_gram(gram: torch.Tensor) -> torch.Tensor:
 
 
 def abs_cosine(H: torch.Tensor) -> torch.Tensor:
-    """|⟨h₁, h₂⟩| / (‖h₁‖‖h₂‖) of the two columns of H (..., d, 2) (spec daneshmand2021 Fig. 1, n = 2)."""
+    """|⟨h₁, h₂⟩| / (‖h₁‖‖h₂‖) of the two columns of H (..., d, 2) (B-Fig1, n = 2)."""
     H = as_metric_tensor(H, "H", min_ndim=2)
     if H.shape[-1] != 2:
         raise ValueError(
@@ -64,9 +64,9 @@ def abs_cosine(H: torch.Tensor) -> torch.Tensor:
 def spectral_orthogonality_gap(logits: torch.Tensor) -> torch.Tensor:
     """Training-time gap ‖s/‖s‖₂ − 1/√k‖₂ on the singular values s of an output batch (..., batch, k).
 
-    Spec daneshmand2021 B.1 "Training-time orthogonality gap": s are the singular values of the (500 × 10)
+    B.0 "Training-time orthogonality gap": s are the singular values of the (500 × 10)
     logits of one mini-batch; k is the number of singular values, min(batch, classes), which is the number
-    of classes in every configuration of the spec. The paper reports the mean over the batches of an epoch.
+    of classes in every configuration of daneshmand2021. The paper reports the mean over the batches of an epoch.
     """
     logits = as_metric_tensor(logits, "logits", min_ndim=2)
     singular_values = torch.linalg.svdvals(logits)
@@ -76,7 +76,7 @@ def spectral_orthogonality_gap(logits: torch.Tensor) -> torch.Tensor:
 
 
 def max_orthogonality_gap(n: int) -> float:
-    """√(1 − 1/n): V of a rank-1 batch of n samples, the largest possible value (spec daneshmand2021 B.1)."""
+    """√(1 − 1/n): V of a rank-1 batch of n samples, the largest possible value (B.0)."""
     if n < 1:
         raise ValueError(f"the batch size n must be at least 1, got {n}")
     return math.sqrt(1.0 - 1.0 / n)

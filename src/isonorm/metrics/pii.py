@@ -1,8 +1,8 @@
-"""Parameters independence index (PII) of weight matrices (Lu et al. 2024; spec lu2024 A.1.1, A.1.2).
+"""Parameters independence index (PII) of weight matrices (Lu et al. 2024; A.1.1, A.1.2).
 
 A weight W is stored as PyTorch does, (..., out, in); leading dimensions are batch dimensions.
 ``dim="columns"`` takes the ``in`` column vectors W[:, j] (length ``out``; the paper's convention, Gram WᵀW,
-and the orientation its tables report, spec lu2024 A.1.1); ``dim="rows"`` takes the ``out`` row vectors
+and the orientation its tables report, A.1.1); ``dim="rows"`` takes the ``out`` row vectors
 W[i, :] (length ``in``; Gram WWᵀ).
 """
 
@@ -28,9 +28,9 @@ def _vectors(W: torch.Tensor, dim: Orientation) -> torch.Tensor:
 
 
 def cosine_similarity_matrix(W: torch.Tensor, dim: Orientation = "columns") -> torch.Tensor:
-    """C_ij = |cos(w_i, w_j)| over the rows or columns of W: (..., k, k), unit diagonal (spec lu2024 A.1.1).
+    """C_ij = |cos(w_i, w_j)| over the rows or columns of W: (..., k, k), unit diagonal (A.1.1).
 
-    This is the "cos_sim_row"/"cos_sim_column" heat map of Lu et al. Fig. 1 and Fig. 2 (spec lu2024 A.1.2).
+    This is the "cos_sim_row"/"cos_sim_column" heat map of Lu et al. Fig. 1 and Fig. 2 (A.1.2).
     A zero vector has no direction: its row and column of C are NaN, as scipy's cosine distance gives in
     the original code.
     """
@@ -42,7 +42,7 @@ def cosine_similarity_matrix(W: torch.Tensor, dim: Orientation = "columns") -> t
 def pii(W: torch.Tensor, dim: Orientation = "columns") -> torch.Tensor:
     """PII = (1/(k(k−1))) Σ_{i≠j} C_ij, the mean absolute cosine over ordered pairs of distinct vectors.
 
-    spec lu2024 A.1.1: in [0, 1]; 0 for mutually orthogonal vectors, 1 when all are collinear (e.g. a
+    A.1.1: in [0, 1]; 0 for mutually orthogonal vectors, 1 when all are collinear (e.g. a
     constant-initialised layer). It equals the original |(mean(C) − 1/k)·k/(k−1)| because C_ii = 1.
     Invariant to rescaling (or negating) individual vectors and to their order.
     """
@@ -61,7 +61,7 @@ def conv_centre_tap(weight: torch.Tensor) -> torch.Tensor:
     """The centre tap weight[..., :, :, kh//2, kw//2] of a conv weight (..., out, in, kh, kw): (..., out, in).
 
     Lu et al. take this slice (``weight[:, :, 1, 1]`` of 3×3 kernels), not the reshaped out × (in·kh·kw)
-    matrix, as a conv layer's parameter matrix (spec lu2024 A.1.1). Kernels with an even side have no
+    matrix, as a conv layer's parameter matrix (A.1.1). Kernels with an even side have no
     centre and are rejected.
     """
     weight = as_metric_tensor(weight, "weight", min_ndim=4)
@@ -83,11 +83,11 @@ def pii_chunked(
 ) -> torch.Tensor:
     """:func:`pii` of one matrix W (out, in) without ever holding its k×k similarity matrix.
 
-    For the 4096×11008 matrices of 7B LLMs (spec lu2024 A.1.1, Table 5 (5c)) the dense C would be 11008²
+    For the 4096×11008 matrices of 7B LLMs (A.1.1, A-Table5c) the dense C would be 11008²
     float64 values (~1 GB). Here the unit vectors are multiplied one block of ``block_size`` rows at a time
     against the vectors from the block's start onwards (C is symmetric: every block right of the diagonal
     counts twice), so at most block_size × k similarities exist at once and half the products are skipped.
-    ``dtype`` is the precision of the products (float64 by default, DESIGN 6); sums are always float64.
+    ``dtype`` is the precision of the products (float64 by default, architecture §6); sums are always float64.
     Returns a 0-dim float64 tensor on W's device; zero vectors give NaN, as in :func:`pii`.
     """
     if block_size < 1:

@@ -1,5 +1,5 @@
-"""AlexNet-style CIFAR-10 ConvNet with extra 256-channel conv layers — spec daneshmand2021 Appendix Figure 7
-(decision 10: as coded). ``extra_layers`` is 15 (panel a) or 75 (panel b) in the paper.
+"""AlexNet-style CIFAR-10 ConvNet with extra 256-channel conv layers — B-AppFig7
+(decision B10: as coded). ``extra_layers`` is 15 (panel a) or 75 (panel b) in the paper.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class AlexNetDeep(nn.Module):
         extra: list[nn.Module] = []
         for _ in range(extra_layers):
             extra += [_conv(256, 256), nn.ReLU()]
-        # Order as in the spec, including the conv 192→256 without an activation and the ReLU after the
+        # Order as in B-AppFig7, including the conv 192→256 without an activation and the ReLU after the
         # last max-pool.
         self.features = nn.Sequential(
             _conv(3, 64, stride=2),
@@ -68,8 +68,8 @@ class AlexNetDeep(nn.Module):
 def alexnet_deep(
     extra_layers: int, num_classes: int = 10, generator: torch.Generator | None = None
 ) -> AlexNetDeep:
-    """The AppFig 7 network with its Xavier init: Xavier-uniform, gain √2, on every Conv2d and Linear weight,
-    all biases zero (spec daneshmand2021 AppFig 7, "Init")."""
+    """The B-AppFig7 network with its Xavier init: Xavier-uniform, gain √2, on every Conv2d and Linear weight,
+    all biases zero (B-AppFig7, "Init")."""
     net = AlexNetDeep(extra_layers, num_classes)
     for module in net.modules():
         if isinstance(module, (nn.Conv2d, nn.Linear)):

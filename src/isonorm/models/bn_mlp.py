@@ -1,4 +1,4 @@
-"""Meterez et al. 2024's ``MLPWithBatchNorm`` (spec meterez2024 C.0), natively stacked over R runs.
+"""Meterez et al. 2024's ``MLPWithBatchNorm`` (C.0), natively stacked over R runs.
 
 Every parameter carries a leading run dimension R, so R networks run as batched matmuls (``torch.baddbmm``)
 without ``vmap``: a width-100 step of a 1000-layer network is launch-bound, and one stack of R runs costs
@@ -16,7 +16,7 @@ per-run activations act on ``torch.split`` chunks joined by one ``torch.cat``, w
 the ops per step. The public interface stays samples-first: inputs (B, D) or (R, B, D), logits (R, B, C).
 
 Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
-fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (spec C.0 "Gain schedule"; ``gain`` is the
+fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (C.0 "Gain schedule"; ``gain`` is the
 constant of Fig. E1, decision C7).
 """
 
@@ -34,13 +34,13 @@ from ..metrics import get_activation
 
 NORMS = ("bn", "torch_bn", "none")
 INITS = ("orthogonal", "xavier_normal")
-BN_EPS = 1e-5  # nn.BatchNorm1d default (spec C.0 "torch BN ... eps 1e-5, momentum 0.1")
-BN_MOMENTUM = 0.1  # nn.BatchNorm1d default (spec C.0)
+BN_EPS = 1e-5  # nn.BatchNorm1d default (C.0 "Normalisation": torch BN with eps 1e-5, momentum 0.1)
+BN_MOMENTUM = 0.1  # nn.BatchNorm1d default (C.0)
 
 
 @dataclass(frozen=True)
 class BNMLPConfig:
-    """Architecture of one ``MLPWithBatchNorm`` (spec C.0; field meanings in the m24 contract).
+    """Architecture of one ``MLPWithBatchNorm`` (C.0; field meanings in the m24 contract).
 
     - ``depth`` L: fc_0 (D_in→d), fc_1..fc_{L−1} (d→d), fc_L (d→C); L norms and L activations.
     - ``norm``: "bn" (the paper's custom BN: no ε, no affine), "torch_bn" (BatchNorm1d semantics), "none".
@@ -49,7 +49,7 @@ class BNMLPConfig:
       (1.0 = paper eq. 4).
     - ``init``: "orthogonal" (nn.init.orthogonal_, gain 1) or "xavier_normal" (gain = torch's
       calculate_gain of the activation, 1 for identity and for sin, which torch does not know [I]).
-    - ``gain_exponent`` a, ``gain`` α_0: α_ℓ = gain·(ℓ+1)^(−a) (spec C.0; run.py negates the CLI flag, so
+    - ``gain_exponent`` a, ``gain`` α_0: α_ℓ = gain·(ℓ+1)^(−a) (C.0; run.py negates the CLI flag, so
       a = +0.4 here is the training setting of decision C3).
     - ``bias``: Linear biases with nn.Linear's default U(±1/sqrt(fan_in)) init (decision C4 turns it on).
     """
@@ -130,7 +130,7 @@ def _pad_rows(tensor: torch.Tensor, rows: int) -> torch.Tensor:
 def paper_batch_norm(
     h: torch.Tensor, mean_reduction: bool, force_factor: float | None, batch_dim: int = -2
 ) -> torch.Tensor:
-    """The paper's custom BN of h over the batch dimension (spec C.0, no ε, no affine): −2 for samples-first
+    """The paper's custom BN of h over the batch dimension (C.0, no ε, no affine): −2 for samples-first
     (..., n, d), −1 for the feature-major (..., d, n) of :class:`StackedBNMLP`."""
     if mean_reduction:
         h = h - h.mean(dim=batch_dim, keepdim=True)
@@ -222,7 +222,7 @@ class StackedBNMLP(nn.Module):
     padded logits are −inf (buffer ``logit_mask``), so they take no probability, get no gradient and never win
     an argmax. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
     ``norm.{ℓ}.weight/bias`` (R, d) and buffers ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default
-    (spec C.0: BN uses batch statistics at init).
+    (C.0: BN uses batch statistics at init).
     """
 
     def __init__(

@@ -1,6 +1,6 @@
 """The image MLP of Joudaki et al. (2023): LayerNorm before every Linear, activation after it, even on the logits.
 
-Spec joudaki2023 D.0 (B) [R-D `training.ipynb` class MLP]: with sizes = [D_in] + hidden_sizes + [C], block i is
+D.0 (B) [R-D `training.ipynb` class MLP]: with sizes = [D_in] + hidden_sizes + [C], block i is
 
     norm-i = LayerNorm(size_i)  →  fc-i = Linear(size_i → size_{i+1})  →  act-i = σ
 
@@ -22,12 +22,12 @@ from itertools import pairwise
 import torch
 from torch import nn
 
-# The torch.nn classes the paper's runs use, by their class names as the configs spell them (spec (B): "the
+# The torch.nn classes the paper's runs use, by their class names as the configs spell them (D.0 (B): "the
 # activation (a torch.nn class by name)"; Fig. 2 code list ReLU, PReLU, Tanh, Identity, SELU, SiLU, ELU, GELU
 # plus Sigmoid for Figs. 3, 7, B.6, decision D6). Value: the name of the same σ in ``isonorm.metrics`` (for β).
 ACTIVATIONS: dict[str, str] = {
     "ReLU": "relu",
-    "PReLU": "prelu",  # nn.PReLU's initial slope 0.25 (metrics.md M5); it is trained like any parameter
+    "PReLU": "prelu",  # nn.PReLU's initial slope 0.25 (metrics M5); it is trained like any parameter
     "Tanh": "tanh",
     "Identity": "identity",
     "SELU": "selu",
@@ -37,7 +37,7 @@ ACTIVATIONS: dict[str, str] = {
     "Sigmoid": "sigmoid",
 }
 
-LAYERNORM_EPS = 1e-5  # nn.LayerNorm's default, which the original used (spec (B): "eps 1e-5")
+LAYERNORM_EPS = 1e-5  # nn.LayerNorm's default, which the original used (D.0 (B): "eps 1e-5")
 
 
 def activation_module(name: str) -> nn.Module:
@@ -60,7 +60,7 @@ class LayerNormMLP(nn.Module):
       reproducible from its seed (``isonorm.runtime.generator(experiment, variant, run)``); None uses torch's
       global RNG. Draws happen on the CPU; move the model to a device afterwards.
 
-    Initialisation [spec (B)]: fc weights ~ N(0, 1/fan_in); fc biases keep PyTorch's default
+    Initialisation [D.0 (B)]: fc weights ~ N(0, 1/fan_in); fc biases keep PyTorch's default
     U(−1/√fan_in, 1/√fan_in); LayerNorm affine weight 1, bias 0; PReLU slope 0.25.
     """
 

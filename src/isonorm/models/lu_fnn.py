@@ -1,16 +1,16 @@
-"""Model (F) of Lu et al. 2024: the MNIST FNN of MLP.py (spec lu2024 A.1.4 (F); decisions 2, 4, 5, 9).
+"""Model (F) of Lu et al. 2024: the MNIST FNN of MLP.py (A.1.4 (F); decisions A2, A4, A5, A9).
 
 ``linear`` in→width, activation; then ``blocks`` hidden blocks ``linearH.i`` width→width; ``out`` width→classes.
-A block, with x_in its input and h = act(linearH.i(x_in)), returns per variant (spec App. Table 4, decision 9):
+A block, with x_in its input and h = act(linearH.i(x_in)), returns per variant (A-AppTable4, decision A9):
 
 - ``original``  h                      (no normalisation, no residual; as in ``original_adaHB.py``)
 - ``norm``      BN(h)                  (normalisation only)
 - ``res``       h + x_in               (residual only)
 - ``norm_res``  BN(h + x_in)           (post-norm after the residual sum, paper Eq. 2, MLP.py as shipped)
 
-``shared_norm=True`` (decision 5, MLP.py as shipped) uses ONE ``BatchNorm1d`` module ``norm`` for all blocks
+``shared_norm=True`` (decision A5, MLP.py as shipped) uses ONE ``BatchNorm1d`` module ``norm`` for all blocks
 (shared affine parameters and running statistics); ``False`` gives one ``norms.i`` per block. There is no BN
-after the first layer (spec A.1.4 (F)). Parameters start at PyTorch's default draw; :func:`constant_init`
+after the first layer (A.1.4 (F)). Parameters start at PyTorch's default draw; :func:`constant_init`
 sets a named layer to a constant afterwards (MLP.py's ``init_weights`` on ``linearH[1]``).
 """
 
@@ -25,17 +25,17 @@ VARIANTS = ("original", "norm", "res", "norm_res")
 
 
 class LuFNN(nn.Module):
-    """The FNN of MLP.py; defaults are its settings (spec A.1.4 (F): 784 → 500, 5 blocks of 500, 10 classes)."""
+    """The FNN of MLP.py; defaults are its settings (A.1.4 (F): 784 → 500, 5 blocks of 500, 10 classes)."""
 
     def __init__(
         self,
-        variant: str = "norm_res",  # MLP.py as shipped (spec A.1.4 (F))
-        activation: str = "gelu",  # MLP.py (spec A.1.4 (F))
-        in_features: int = 784,  # 28×28 MNIST, flattened (spec A.1.4 (F))
-        width: int = 500,  # hidden width (spec A.1.4 (F))
-        blocks: int = 5,  # number_H = 5 (spec A.1.4 (F))
+        variant: str = "norm_res",  # MLP.py as shipped (A.1.4 (F))
+        activation: str = "gelu",  # MLP.py (A.1.4 (F))
+        in_features: int = 784,  # 28×28 MNIST, flattened (A.1.4 (F))
+        width: int = 500,  # hidden width (A.1.4 (F))
+        blocks: int = 5,  # number_H = 5 (A.1.4 (F))
         num_classes: int = 10,  # MNIST
-        shared_norm: bool = True,  # decision 5: replicate the single shared BatchNorm1d
+        shared_norm: bool = True,  # decision A5: replicate the single shared BatchNorm1d
     ) -> None:
         super().__init__()
         if variant not in VARIANTS:

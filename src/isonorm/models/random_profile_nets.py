@@ -1,5 +1,5 @@
 """Random (untrained) MLP and ConvNet whose per-layer orthogonality gap is profiled in
-daneshmand2021 Appendix Figure 6a/6b (spec daneshmand2021, "Appendix Figure 6a/6b", decision 9: as coded).
+daneshmand2021 Appendix Figure 6a/6b (B-AppFig6a, B-AppFig6b, decision B9: as coded).
 
 Each layer is ``activation → linear map → normaliser``: the ReLU comes *before* the linear map, so layer 1
 applies ReLU to the raw input. The readout that the authors build but never use is left out.
@@ -20,8 +20,8 @@ def _normaliser(norm: Norm, features: int, conv: bool) -> nn.Module:
     """BatchNorm with batch statistics, or the identity for the vanilla net.
 
     ``track_running_stats=False`` makes BN use the statistics of the batch it is given in every mode: the
-    spec's networks are never trained and run in training mode (batch mean and variance, affine γ=1, β=0,
-    eps 1e-5), so running averages would only be unused hidden state.
+    networks of B-AppFig6a/B-AppFig6b are never trained and run in training mode (batch mean and variance,
+    affine γ=1, β=0, eps 1e-5), so running averages would only be unused hidden state.
     """
     if norm == "batchnorm":
         bn = nn.BatchNorm2d if conv else nn.BatchNorm1d
@@ -47,7 +47,7 @@ def profile_mlp(
     """``layers`` blocks of ReLU → Linear(no bias) → BatchNorm1d/Identity, widths in_features → width → … → width.
 
     Defaults: CIFAR-10 flattened (3·32·32), width 100, 30 layers; Xavier-normal weights with gain √2
-    (``calculate_gain('relu')``) — spec daneshmand2021 AppFig 6a. Each block is one layer for
+    (``calculate_gain('relu')``) — B-AppFig6a. Each block is one layer for
     :func:`layer_inputs`.
     """
     _check_sizes(in_features=in_features, width=width, layers=layers)
@@ -69,7 +69,7 @@ def profile_convnet(
 ) -> nn.Sequential:
     """``layers`` blocks of ReLU → Conv2d(3×3, stride 1, pad 1, no bias) → BatchNorm2d/Identity.
 
-    Defaults follow spec daneshmand2021 AppFig 6b: 3 → 100 → … → 100 channels, 30 layers, Xavier-normal with
+    Defaults follow B-AppFig6b: 3 → 100 → … → 100 channels, 30 layers, Xavier-normal with
     gain 1 (``calculate_gain('conv2d')``), and *reflect* padding — the network's own default, because the
     authors' ``padding_mode='zero'`` argument never reaches it. Spatial size is preserved.
     """
@@ -93,7 +93,8 @@ def profile_convnet(
 def layer_inputs(net: nn.Sequential, x: torch.Tensor) -> list[torch.Tensor]:
     """The input of every layer ℓ = 1..L of a profile net; entry 0 is ``x`` itself (ℓ = 1 is the raw data).
 
-    The spec measures V(H_ℓ) on the input of each layer, so the output of the last layer is not returned.
+    B-AppFig6a/B-AppFig6b measure V(H_ℓ) on the input of each layer, so the output of the last layer is not
+    returned.
     Runs without autograd: the profile is a measurement of the random network, nothing is trained.
     """
     if not isinstance(net, nn.Sequential) or len(net) == 0:

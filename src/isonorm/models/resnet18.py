@@ -1,11 +1,11 @@
-"""Model (R) of Lu et al. 2024: CIFAR ResNet-18 of ResNet-CIFAR10.py / CNN_CIFAR100.py (spec A.1.4 (R)).
+"""Model (R) of Lu et al. 2024: CIFAR ResNet-18 of ResNet-CIFAR10.py / CNN_CIFAR100.py (A.1.4 (R)).
 
 Stem conv 3→w (3×3, s1, p1, no bias) → BN → act (no max-pool); four stages of two BasicBlocks, channels
 w/2w/4w/8w, strides 1/2/2/2; block: conv → BN → act → conv → BN → (+ shortcut) → act, shortcut = identity
 or 1×1 conv + BN when the shape changes; global average pool (AdaptiveAvgPool(1)) → ``fc`` 8w → classes (the CIFAR-100 file's
-``Linear(64, 100)`` crash is fixed: the FC takes 8w = 512 features, decision 7).
+``Linear(64, 100)`` crash is fixed: the FC takes 8w = 512 features, decision A7).
 
-Variants (decision 7): ``norm_res`` is the network above; ``original`` replaces every BN by the identity and
+Variants (decision A7): ``norm_res`` is the network above; ``original`` replaces every BN by the identity and
 drops every shortcut addition (a plain convolutional network; no shortcut modules exist then). Module names
 follow the original (``layer1.0.conv1`` ...), so the PII layers keep their names for every width.
 """
@@ -53,10 +53,10 @@ class ResNet18(nn.Module):
 
     def __init__(
         self,
-        variant: str = "norm_res",  # the shipped network (decision 7)
-        activation: str = "gelu",  # decision 7: GELU (the table label; the CIFAR-10 file used ReLU)
+        variant: str = "norm_res",  # the shipped network (decision A7)
+        activation: str = "gelu",  # decision A7: GELU (the table label; the CIFAR-10 file used ReLU)
         num_classes: int = 10,  # CIFAR-10; 100 for App. Table 3
-        width: int = 64,  # stem/stage-1 channels (spec A.1.4 (R): 64/128/256/512)
+        width: int = 64,  # stem/stage-1 channels (A.1.4 (R): 64/128/256/512)
     ) -> None:
         super().__init__()
         if variant not in VARIANTS:

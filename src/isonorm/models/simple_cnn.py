@@ -1,9 +1,9 @@
-"""Model (C) of Lu et al. 2024: the "SimpleCNN" of CNN-CIFAR10.py (spec lu2024 A.1.4 (C)).
+"""Model (C) of Lu et al. 2024: the "SimpleCNN" of CNN-CIFAR10.py (A.1.4 (C)).
 
 conv1 3→w (3×3, s1, p1) → ReLU → BN → MaxPool2; conv2 w→2w → ReLU → BN → MaxPool2; conv3 2w→4w → ReLU →
 MaxPool2 (no BN); flatten 4w·4·4 → fc1 → ReLU → fc2 → classes. All layers with bias. ``width=64``,
 ``fc_width=512`` are the original's sizes; smaller ones serve the quick preset. Three conv layers as in the
-code (the appendix's "4 convolution layers" is a known contradiction, decision 16).
+code (the appendix's "4 convolution layers" is a known contradiction, decision A16).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ class SimpleCNN(nn.Module):
 
     def __init__(
         self,
-        num_classes: int = 10,  # CIFAR-10 (CIFAR-100: 100, spec App. Table 2)
-        width: int = 64,  # conv1 channels; conv2/conv3 have 2×/4× (spec A.1.4 (C): 64/128/256)
-        fc_width: int = 512,  # fc1 4096 → 512 (spec A.1.4 (C))
+        num_classes: int = 10,  # CIFAR-10 (CIFAR-100: 100, A-AppTable2)
+        width: int = 64,  # conv1 channels; conv2/conv3 have 2×/4× (A.1.4 (C): 64/128/256)
+        fc_width: int = 512,  # fc1 4096 → 512 (A.1.4 (C))
         image_size: int = 32,  # CIFAR images; three 2×2 pools → 4×4 feature maps
     ) -> None:
         super().__init__()

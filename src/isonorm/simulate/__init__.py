@@ -1,7 +1,7 @@
 """Random-network simulations.
 
 - ``chains``      chains of Gaussian linear maps with or without batch normalization (Daneshmand et al. 2021)
-- ``mean_field``  the synthetic mean-field simulator of Joudaki et al. (2023), spec joudaki2023 D.0 (A)
+- ``mean_field``  the synthetic mean-field simulator of Joudaki et al. (2023), D.0 (A)
 """
 
 from . import mean_field

@@ -1,7 +1,7 @@
 """Chains H_{l+1} = (1/sqrt d) BN(W_l act(H_l)) of Daneshmand et al. (2021), batched over runs.
 
-Shapes follow the paper: H has shape (runs, d, n), features in rows, samples in columns (spec
-daneshmand2021 B.1). BN is the paper's Eq. (1): each row (feature) is scaled to unit norm across the n
+Shapes follow the paper: H has shape (runs, d, n), features in rows, samples in columns
+(B.0). BN is the paper's Eq. (1): each row (feature) is scaled to unit norm across the n
 samples, no mean subtraction; the 1/sqrt(d) factor makes ||H||_F = 1.
 
 Two samplers for the product W H with i.i.d. N(0, 1) entries of W (the code's ``randn(d, d)``; the paper's
@@ -10,7 +10,7 @@ N(0, 1/d) is equivalent because BN is scale invariant):
 - ``direct``: draw W and multiply, O(d^2 n) per layer. The reference path, and the only one that can share one
   W between two chains (Fig. 1).
 - ``cholesky``: the rows of W H are i.i.d. N(0, H^T H), so W H is sampled exactly in distribution as Z F^T with
-  Z ~ N(0, 1)^{d x n} and F F^T = H^T H; O(d n^2) per layer (spec B.1, "Efficient exact sampler"). F comes from
+  Z ~ N(0, 1)^{d x n} and F F^T = H^T H; O(d n^2) per layer (B.0, "Efficient exact sampler"). F comes from
   an eigendecomposition, not a Cholesky factorisation, so rank-deficient Gram matrices (d < n, or the nearly
   degenerate H0 of Fig. 2) are handled exactly too.
 """
@@ -25,7 +25,7 @@ from ..metrics import get_activation
 
 Activation = Callable[[torch.Tensor], torch.Tensor]
 
-# Activations of the Appendix-G figure (spec daneshmand2021 "AppFig-G"), from the shared registry, except
+# Activations of the Appendix-G figure (B-AppFigG), from the shared registry, except
 # that the notebook's "sigmoid" is defined as tanh(x) + 1: kept under that name so the legend reads as the
 # paper's.
 ACTIVATIONS: dict[str, Activation] = {

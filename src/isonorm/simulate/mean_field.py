@@ -1,13 +1,13 @@
 """The synthetic mean-field simulator of Joudaki, Daneshmand, Bach (2023), batched over runs.
 
-Spec joudaki2023 D.0 (A) (the originals' ``run_experiments`` with ``create_input`` and ``calc_stats``). For
+D.0 (A) (the originals' ``run_experiments`` with ``create_input`` and ``calc_stats``). For
 each run: an input X ∈ R^{n×d} (rows are samples) with one inflated singular value, recorded as layer 0
 ``input``; rows scaled to unit RMS (not recorded); then for l = 1..L with a fresh W ~ N(0, 1)·gain/√d
 
     activation first:  X ← σ(X W + bias)      otherwise:  X ← σ(X) W + bias
 
 recorded as ``pre_norm``, then centering and normalisation, recorded as ``post_norm``. The statistics are the
-isometry gap (metrics.md M1, ε = 0) and the Lyapunov potential γ (M2) of G = X Xᵀ. Tensors have shape
+isometry gap (metrics M1, ε = 0) and the Lyapunov potential γ (metrics M2) of G = X Xᵀ. Tensors have shape
 (runs, n, d); every run draws from its own generator, so a run's numbers do not depend on how many runs
 (or which other configurations) are simulated with it.
 
@@ -44,17 +44,17 @@ from .chains import SAMPLERS, gaussian_product
 log = logging.getLogger(__name__)
 
 CENTERINGS = ("none", "layer", "batch", "mf")
-"""Subtract nothing, each row's mean, each column's mean, or the mean-field constant c0 = E σ (spec D.0 (A))."""
+"""Subtract nothing, each row's mean, each column's mean, or the mean-field constant c0 = E σ (D.0 (A))."""
 
 NORMALIZATIONS = ("none", "layer", "batch", "mf")
-"""Divide by nothing, each row's RMS, each column's RMS, or √(E σ² − c0²) (spec D.0 (A))."""
+"""Divide by nothing, each row's RMS, each column's RMS, or √(E σ² − c0²) (D.0 (A))."""
 
 STAGES = ("input", "pre_norm", "post_norm")
 
 CONSTANT_METHODS = ("quadrature", "monte_carlo")
 
 ACT_INFO_SAMPLES = 2 * 10**6
-"""The originals' ``act_info`` averaged over one fixed set of 2·10⁶ N(0, 1) samples (spec D.0 (A))."""
+"""The originals' ``act_info`` averaged over one fixed set of 2·10⁶ N(0, 1) samples (D.0 (A))."""
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -67,7 +67,7 @@ _CALCULATE_GAIN_NAMES = {"identity": "linear", "relu": "relu", "tanh": "tanh", "
 class MeanFieldNetwork:
     """One configuration of the simulator (one row of the originals' configuration grid).
 
-    Defaults are the originals' (spec D.0 (A)): activation first (eq. 1), gain 1, scalar bias 0, n = 10,
+    Defaults are the originals' (D.0 (A)): activation first (eq. 1), gain 1, scalar bias 0, n = 10,
     d = 1000, L = 30. ``gain`` is a number or ``"xavier"`` (= ``torch.nn.init.calculate_gain(activation)``,
     leaky ReLU slope 0.01). ``degeneracy`` multiplies the input's largest singular value.
     """
@@ -112,7 +112,7 @@ class Numerics:
     * ``dtype``: the simulation's precision, float32 as in the originals (see the module docstring).
     * ``metric_dtype``: precision of G = X Xᵀ and its eigenvalues. float32 (default) is the originals'
       ``calc_stats``: its negative eigenvalues are the published missing points (Fig. 5: ReLU without
-      normalization stops at ℓ ≈ 21, Fig. 6: exp with MF normalization "then NaN"); float64 is metrics.md
+      normalization stops at ℓ ≈ 21, Fig. 6: exp with MF normalization "then NaN"); float64 is metrics
       M1 [I], which keeps those curves going (to a gap of ≈ 19 and ≈ 29 at ℓ = 30).
     * ``sampler``: ``direct`` draws W (O(d²n) per layer, the originals' path); ``cholesky`` samples X W
       exactly in distribution from the Gram of X (O(n²d), for d = 10⁴; ``isonorm.simulate.chains``).
@@ -155,7 +155,7 @@ def resolve_gain(gain: float | str, activation: str) -> float:
 def activation_constants(
     activation: str, method: str = "quadrature", n_samples: int = ACT_INFO_SAMPLES, seed: int = 0, gain: float = 1.0
 ) -> GaussianMoments:
-    """c0 = E σ, c1 = E[xσ], E σ² of σ(gain·x), x ∼ N(0, 1) (cached; spec D.0 (A), decision D8).
+    """c0 = E σ, c1 = E[xσ], E σ² of σ(gain·x), x ∼ N(0, 1) (cached; D.0 (A), decision D8).
 
     The simulator's centering and normalisation use the unscaled σ (gain 1), as the originals' ``act_info``.
     """
@@ -249,7 +249,7 @@ def simulate(
     ``gamma``; the configuration (``activation``, ``centering``, ``normalization``, ``activation_first``,
     ``gain`` (numeric), ``gain_setting`` (as given), ``bias``, ``degeneracy``, ``batch``, ``width``, ``depth``);
     the constants ``c0``, ``c1``, ``second_moment``, ``beta`` (of the unscaled σ) and ``beta_gain`` (β of
-    σ(gain·x)); and the spec's derived columns ``gamma0``/``iso_gap0`` (post_norm at l = 1 of the run),
+    σ(gain·x)); and the derived columns of D.0 (A) ``gamma0``/``iso_gap0`` (post_norm at l = 1 of the run),
     ``gamma_theory`` = γ0/β^l and ``iso_gap_theory`` = 2n·γ0/β^l. Run r is seeded by
     ``runtime.generator(*seed_parts, r)``.
     """

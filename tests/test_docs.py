@@ -1,0 +1,123 @@
+"""The documentation stands on its own: every citation resolves inside the repository, nothing points outside
+it, and the README stays a short front door (docs/architecture.md §11, "Citations")."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+README_MAX_LINES = 150
+TEXT_SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".rst", ".txt", ".toml", ".sh", ".cfg", ".json", ""}
+
+# Labels of docs/decisions/<slug>.md (A = lu2024, B = daneshmand2021, C = meterez2024, D = joudaki2023, X =
+# cross-cutting) and of docs/decisions/metrics.md; a heading starts with its label ("## D-Fig4 — …",
+# "### D7. …"), or an anchor <a id="C-FigG2"></a> declares one.
+SECTION = r"[A-D]-(?:App)?(?:Fig|Table)[A-Za-z0-9]+|[A-D]-AppH|[A-D]\.(?:0|Z)|A\.1\.[1-4]"
+DECISION = r"[A-DX]\d{1,2}"
+HEADING = re.compile(rf"^#+\s+({SECTION}|{DECISION}|M\d[a-z]?)(?:\s+[—-]|\.|\s*$)", re.M)
+ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
+ARCHITECTURE_HEADING = re.compile(r"^## (\d+)\. ", re.M)
+
+# What a citation looks like in code, config, notebooks and docs.
+CITED_SECTION = re.compile(rf"(?<![\w.-])({SECTION})(?![\w-])")
+CITED_DECISION = re.compile(
+    rf"(?:\bdecisions?\s+|\[|\((?=[A-DX]\d{{1,2}}[,;)\]]))((?:{DECISION})(?:(?:\s*[,;/]\s*|\s*[–-]\s*|\s+and\s+)(?:{DECISION}))*)"
+)
+CITED_METRIC = re.compile(r"\bmetrics(?:\.md)?\s+(M\d[a-z]?)")
+CITED_ARCHITECTURE = re.compile(r"\barchitecture(?:\.md)? §(\d+)")
+# Forms that pointed at material outside the repository; none may remain.
+OUTSIDE = re.compile(r"\.\./shared|shared/(?:spec|papers|notes|hooks|DESIGN)|\bDESIGN(?:\.md)? ?\d|\bDESIGN\.md")
+UNRESOLVABLE = re.compile(r"\bdecisions?\s+\d|\bspec (?:[A-D][-.]\w|\(?5[a-d]|\d{3}/|decision|lu2024|daneshmand2021|"
+                          r"meterez2024|joudaki2023|metrics)")
+
+
+def tracked_text_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.split()
+    files = []
+    for name in listed:
+        path = REPO / name
+        if path.is_file() and path.suffix in TEXT_SUFFIXES and "tests/data/" not in name:
+            files.append(path)
+    return files
+
+
+def defined_labels() -> set[str]:
+    labels: set[str] = set()
+    for doc in (DOCS / "decisions").glob("*.md"):
+        text = doc.read_text(encoding="utf-8")
+        labels.update(HEADING.findall(text))
+        labels.update(ANCHOR.findall(text))
+    return labels
+
+
+def expand_decisions(group: str) -> list[str]:
+    """``C3, C4`` → [C3, C4]; ``C1–C17`` → [C1, …, C17]."""
+    out: list[str] = []
+    for part in re.split(r"\s*[,;/]\s*|\s+and\s+", group):
+        bounds = re.split(r"\s*[–-]\s*", part)
+        if len(bounds) == 2:
+            letter = bounds[0][0]
+            out += [f"{letter}{n}" for n in range(int(bounds[0][1:]), int(bounds[1][1:]) + 1)]
+        else:
+            out.append(part)
+    return out
+
+
+def citations(text: str) -> set[str]:
+    cited = set(CITED_SECTION.findall(text)) | set(CITED_METRIC.findall(text))
+    for group in CITED_DECISION.findall(text):
+        cited.update(expand_decisions(group))
+    return cited
+
+
+def test_the_decisions_define_every_paper_letter():
+    labels = defined_labels()
+    for letter, count in (("A", 17), ("B", 12), ("C", 17), ("D", 18)):
+        assert {f"{letter}{n}" for n in range(1, count + 1)} <= labels, letter
+    assert {"A.1.1", "B.0", "C.0", "D.0", "M1", "M5"} <= labels
+
+
+def test_every_citation_resolves_to_a_section_under_docs():
+    labels = defined_labels()
+    sections = set(ARCHITECTURE_HEADING.findall((DOCS / "architecture.md").read_text(encoding="utf-8")))
+    unresolved = []
+    for path in tracked_text_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for label in sorted(citations(text) - labels):
+            unresolved.append(f"{path.relative_to(REPO)}: {label}")
+        for number in sorted(set(CITED_ARCHITECTURE.findall(text)) - sections):
+            unresolved.append(f"{path.relative_to(REPO)}: architecture §{number}")
+    assert not unresolved, "citations without a section under docs/:\n" + "\n".join(unresolved)
+
+
+def test_nothing_points_outside_the_repository():
+    offending = []
+    for path in tracked_text_files():
+        if path == Path(__file__):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if OUTSIDE.search(line) or UNRESOLVABLE.search(line):
+                offending.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:120]}")
+    assert not offending, "references to material outside the repository:\n" + "\n".join(offending)
+
+
+def test_readme_is_a_short_front_door_whose_links_exist():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= README_MAX_LINES
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
+        if not target.startswith(("http://", "https://")):
+            assert (REPO / target).exists(), target
+
+
+@pytest.mark.parametrize("doc", sorted(p.name for p in DOCS.glob("*.md")))
+def test_links_between_docs_exist(doc):
+    text = (DOCS / doc).read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://")):
+            assert (DOCS / target).exists(), f"{doc} links to missing {target}"
