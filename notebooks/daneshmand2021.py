@@ -73,8 +73,9 @@ else:
     render.figure(
         fig, "daneshmand2021-fig2a",
         f"log V(H_ℓ) of the BN chain from a diagonal H0 (n = 4). Mean and 95% CI of {df.run.nunique()} runs.",
-        deviations="The y axis is labelled log V (the code's label says 'Orthogonality Gap' for the same "
-                   "values, decision B2); x counts layers applied, from 1 (the code's axis starts at 0).",
+        deviations=["The y axis is labelled log V (the code's label says 'Orthogonality Gap' for the same "
+                    "values, decision B2); x counts layers applied, from 1 (the code's axis starts at 0).",
+                    f"Sampler {cfg['fig2a']['sampler']}: exact in distribution, the code draws W (decision B14)."],
     )
 
 # %%
@@ -96,7 +97,8 @@ else:
         f"ln of the layer-averaged V(H_ℓ) vs ln d (n = 4). Mean and 95% CI of {df.run.nunique()} runs.",
         deviations="Left (primary, decision B1): the caption's average over layers "
                    f"{f2b['caption_window'][0]}–{f2b['caption_window'][1]}. Right (secondary): the authors' "
-                   "code, which averages layers 1–500 and divides every run by the number of runs.",
+                   "code, which averages layers 1–500 and divides every run by the number of runs. "
+                   f"Sampler {f2b['sampler']}: exact in distribution, the code draws W (decision B14).",
     )
 
 # %% [markdown]
@@ -129,7 +131,8 @@ else:
         f"{df.run.nunique()} runs; white: held in all. α0 = σ_min(H0).",
         deviations="Decision B3: the paper gives no code; H0 is Gaussian scaled to unit Frobenius norm before "
                    f"α0 is taken; grid n × d as configured; sampler: {cfg['fig3']['sampler']} "
-                   "(exact in distribution). Where d < n no representation has full rank and A1 fails.",
+                   "(exact in distribution, decision B14). Where d < n no representation has full rank and A1 "
+                   "fails.",
     )
 
 # %% [markdown]
@@ -274,7 +277,8 @@ else:
         "ln of the average deviation ‖M_ℓ − K‖_F of the BN chain's Gram matrix from its long-run mean vs ln d, "
         "for each activation ('sigmoid' is tanh(x) + 1 as in the code). One run.",
         deviations="Decision B8: the authors' plotting loop drew the last activation (sin) under all four "
-                   "labels; here each activation has its own curve.",
+                   "labels; here each activation has its own curve. Sampler "
+                   f"{cfg['appfigg']['sampler']}: exact in distribution, the code draws W (decision B14).",
     )
 
 # %% [markdown]

@@ -36,6 +36,7 @@ from .orthogonality import (
     abs_cosine,
     max_orthogonality_gap,
     orthogonality_gap,
+    orthogonality_gap_of_gram,
     orthogonality_gap_samples_first,
     spectral_orthogonality_gap,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "lyapunov_potential",
     "max_orthogonality_gap",
     "orthogonality_gap",
+    "orthogonality_gap_of_gram",
     "orthogonality_gap_samples_first",
     "pii",
     "spectral_orthogonality_gap",

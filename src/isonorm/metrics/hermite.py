@@ -71,10 +71,17 @@ def _expectation_points(method: Method, n_samples: int, seed: int) -> tuple[torc
     if method == "monte_carlo":
         if n_samples < 2:
             raise ValueError(f"monte_carlo needs n_samples ≥ 2, got {n_samples}")
-        generator = torch.Generator().manual_seed(seed)
-        samples = torch.randn(n_samples, generator=generator, dtype=torch.float64)
-        return samples, torch.full_like(samples, 1.0 / math.sqrt(n_samples))
+        return _monte_carlo_points(n_samples, seed)
     raise ValueError(f"unknown method {method!r}; use 'quadrature' or 'monte_carlo'")
+
+
+@lru_cache(maxsize=4)
+def _monte_carlo_points(n_samples: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The seeded sample set (cached: a β curve over a hundred gains reuses the same samples, as the
+    originals' ``act_info`` reuses its one set; callers never modify the tensors)."""
+    generator = torch.Generator().manual_seed(seed)
+    samples = torch.randn(n_samples, generator=generator, dtype=torch.float64)
+    return samples, torch.full_like(samples, 1.0 / math.sqrt(n_samples))
 
 
 def _weighted_values(sigma: Sigma, gain: float, x: torch.Tensor, root_weights: torch.Tensor) -> torch.Tensor:

@@ -21,8 +21,7 @@ def orthogonality_gap(H: torch.Tensor) -> torch.Tensor:
     not stop a batched measurement.
     """
     H = as_metric_tensor(H, "H", min_ndim=2)
-    gram = H.mT @ H
-    return _gap_of_gram(gram)
+    return orthogonality_gap_of_gram(H.mT @ H)
 
 
 def orthogonality_gap_samples_first(X: torch.Tensor, sample_dim: int = 0) -> torch.Tensor:
@@ -39,10 +38,12 @@ def orthogonality_gap_samples_first(X: torch.Tensor, sample_dim: int = 0) -> tor
             "it must index a dimension before the last one (0 for an unbatched activation (n, ...))"
         )
     flat = X.flatten(start_dim=sample_dim + 1)
-    return _gap_of_gram(flat @ flat.mT)
+    return orthogonality_gap_of_gram(flat @ flat.mT)
 
 
-def _gap_of_gram(gram: torch.Tensor) -> torch.Tensor:
+def orthogonality_gap_of_gram(gram: torch.Tensor) -> torch.Tensor:
+    """V from the Gram matrix HᵀH (..., n, n) of the samples: ‖G/tr G − I_n/n‖_F (B.0)."""
+    gram = as_metric_tensor(gram, "gram", min_ndim=2)
     n = gram.shape[-1]
     trace = gram.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
     eye = torch.eye(n, dtype=gram.dtype, device=gram.device)

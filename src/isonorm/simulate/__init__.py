@@ -10,6 +10,9 @@ from .chains import (
     batch_normalize,
     gaussian_product,
     run_chain,
+    spectrum_chain,
+    standard_normal,
 )
 
-__all__ = ["ACTIVATIONS", "batch_normalize", "gaussian_product", "mean_field", "run_chain"]
+__all__ = ["ACTIVATIONS", "batch_normalize", "gaussian_product", "mean_field", "run_chain", "spectrum_chain",
+           "standard_normal"]

@@ -13,6 +13,13 @@ N(0, 1/d) is equivalent because BN is scale invariant):
   Z ~ N(0, 1)^{d x n} and F F^T = H^T H; O(d n^2) per layer (B.0, "Efficient exact sampler"). F comes from
   an eigendecomposition, not a Cholesky factorisation, so rank-deficient Gram matrices (d < n, or the nearly
   degenerate H0 of Fig. 2) are handled exactly too.
+
+Standard normal draws are made in float32 and promoted: N(0, 1) to 24 bits, and on a CPU about ten times
+faster than float64 draws (``standard_normal``).
+
+:func:`spectrum_chain` follows the linear BN chain through the spectra of its Gram matrices H_l^T H_l alone,
+exactly in distribution (sampler ``spectrum``): what Figs. 2 and 3 measure, V(H) and sigma_min(H), are
+functions of that spectrum.
 """
 
 from __future__ import annotations
@@ -34,6 +41,14 @@ ACTIVATIONS: dict[str, Activation] = {
 }
 
 SAMPLERS = ("direct", "cholesky")
+SPECTRUM_SAMPLERS = (*SAMPLERS, "spectrum")  # spectrum_chain's: the two above through H, or the spectra alone
+
+
+def standard_normal(shape: tuple[int, ...], generator: torch.Generator, dtype: torch.dtype,
+                    device: torch.device | str = "cpu") -> torch.Tensor:
+    """i.i.d. N(0, 1) of ``dtype``, drawn in float32 (or the narrower ``dtype``) and promoted."""
+    draw = dtype if dtype in (torch.float16, torch.bfloat16, torch.float32) else torch.float32
+    return torch.randn(shape, generator=generator, dtype=draw, device=device).to(dtype)
 
 
 def batch_normalize(m: torch.Tensor, scale: bool = True) -> torch.Tensor:
@@ -52,11 +67,9 @@ def gaussian_product(h: torch.Tensor, sampler: str, generator: torch.Generator) 
     """A draw of W H, W with i.i.d. N(0, 1) entries of shape (d, d), independently for each run."""
     runs, d, n = h.shape
     if sampler == "direct":
-        w = torch.randn(runs, d, d, generator=generator, dtype=h.dtype, device=h.device)
-        return w @ h
+        return standard_normal((runs, d, d), generator, h.dtype, h.device) @ h
     if sampler == "cholesky":
-        z = torch.randn(runs, d, n, generator=generator, dtype=h.dtype, device=h.device)
-        return z @ _gram_factor(h).transpose(-1, -2)
+        return standard_normal((runs, d, n), generator, h.dtype, h.device) @ _gram_factor(h).transpose(-1, -2)
     raise ValueError(f"unknown sampler {sampler!r}; use one of {SAMPLERS}")
 
 
@@ -84,3 +97,35 @@ def run_chain(
         if batch_norm:
             h = batch_normalize(h, scale=scale)
         yield h
+
+
+def spectrum_chain(
+    h0: torch.Tensor, layers: int, generator: torch.Generator, *, sampler: str = "spectrum"
+) -> Iterator[torch.Tensor]:
+    """Yield the eigenvalues (ascending) of G_l = H_l^T H_l for l = 1..layers of the linear BN chain
+    H_{l+1} = BN(W_l H_l)/sqrt(d) started at ``h0`` (runs, d, n): the chain of Figs. 2 and 3, whose measures
+    V(H) and sigma_min(H) are functions of this spectrum.
+
+    ``direct``/``cholesky`` run :func:`run_chain` and take the spectra of its Grams. ``spectrum`` never forms
+    H: in the eigenbasis of G_l = V diag(lam) V^T the rows of W H_l are u_i = z_i * sqrt(lam), z_i ~ N(0, I_n),
+    BN divides row i by ||u_i|| sqrt(d), so G_{l+1} = V M V^T with M = sum_i u_i^T u_i / (||u_i||^2 d). M depends
+    on G_l only through lam (z is rotation invariant), so the spectra follow exactly the same chain: each layer
+    costs a (d, n) draw, one (n, d) x (d, n) product in float32 and the eigenvalues of an n x n matrix in h0's
+    dtype.
+    tests/test_simulate_chains.py compares the samplers' distributions.
+    """
+    if sampler not in SPECTRUM_SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; use one of {SPECTRUM_SAMPLERS}")
+    if sampler != "spectrum":
+        for h in run_chain(h0, layers, generator, sampler=sampler):
+            yield torch.linalg.eigvalsh(h.transpose(-1, -2) @ h)
+        return
+    runs, d, n = h0.shape
+    eigvals = torch.linalg.eigvalsh(h0.transpose(-1, -2) @ h0)
+    for _ in range(layers):
+        scale = eigvals.clamp_min(0).sqrt().to(torch.float32)
+        u = torch.randn(runs, d, n, generator=generator, dtype=torch.float32, device=h0.device) * scale.unsqueeze(-2)
+        u.div_(torch.linalg.vector_norm(u, dim=-1, keepdim=True))  # BN: every row to unit norm
+        m = (u.transpose(-1, -2) @ u).to(h0.dtype) / d  # M, in the eigenbasis of G_l
+        eigvals = torch.linalg.eigvalsh((m + m.transpose(-1, -2)) / 2)  # symmetrised against round-off
+        yield eigvals

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...metrics import abs_cosine, orthogonality_gap
+from ...metrics import abs_cosine, orthogonality_gap_of_gram
 from ...runtime import generator
-from ...simulate import batch_normalize, run_chain
+from ...simulate import batch_normalize, run_chain, spectrum_chain
 from . import SLUG
 
 Config = Mapping[str, Any]
@@ -78,7 +78,9 @@ def gap_through_depth(cfg: Config, item: str) -> pd.DataFrame:
     for d in cfg["widths"]:
         gen = generator(SLUG, item, d)
         h0 = diagonal_start(d, cfg["batch"], cfg["h0_small"], cfg["runs"])
-        gaps = [orthogonality_gap(h) for h in run_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"])]
+        chain = spectrum_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"])
+        # V is invariant under rotations of the samples: the gap of diag(spectrum) is that of the Gram
+        gaps = [orthogonality_gap_of_gram(torch.diag_embed(eigvals)) for eigvals in chain]
         frames.append(_tidy(torch.stack(gaps), 1, width=d))
     return pd.concat(frames, ignore_index=True).rename(columns={"value": "orthogonality_gap"})
 
@@ -88,7 +90,8 @@ def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
 
     Decision B3: H0 Gaussian scaled to unit Frobenius norm before alpha0 = sigma_min(H0); A1 fails in a run
     when min over layers k = 1..L of sigma_min(H_k) < threshold * alpha0. sigma_min is the n-th singular
-    value, read from the Gram H^T H; for d < n it is 0, so A1 cannot hold (no full-rank representation).
+    value, the square root of the smallest eigenvalue of the Gram H^T H; for d < n it is 0, so A1 cannot hold
+    (no full-rank representation) and the chain is not simulated.
     """
     rows = []
     for n in cfg["batch_sizes"]:
@@ -97,9 +100,9 @@ def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
             h0 = torch.randn(cfg["runs"], d, n, generator=gen, dtype=DTYPE)
             h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]
             alpha0 = _sigma_min(h0)
-            smallest = torch.full_like(alpha0, math.inf)
-            for h in run_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"]):
-                smallest = torch.minimum(smallest, _sigma_min(h))
+            smallest = torch.zeros_like(alpha0) if d < n else torch.full_like(alpha0, math.inf)
+            for eigvals in spectrum_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"]) if d >= n else ():
+                smallest = torch.minimum(smallest, eigvals[..., 0].clamp_min(0).sqrt())
             for run in range(cfg["runs"]):
                 rows.append(
                     {
