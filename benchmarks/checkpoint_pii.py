@@ -10,7 +10,11 @@ memory than the largest tensor. Then, each in a fresh subprocess (its own peak R
   (default 8, decision A12): six matrices read alone from the memory-mapped shard, PII in blocks, both
   orientations (what the Table 5 (c) rule runs);
 - ``naive``: ``LlamaForCausalLM.from_pretrained`` of the whole model (fp16), then the same metric on the same
-  six matrices.
+  six matrices;
+- ``metric``: the memory :func:`isonorm.metrics.pii.pii_chunked` itself needs beyond its input, for the
+  layer's largest matrix (``mlp.gate_proj``, 11008 × 4096) in both orientations: the peak resident memory
+  (``VmHWM``, reset just before) minus the resident memory with the matrix loaded; and the largest PII
+  difference between float32 and float64 products.
 
 Reported: wall seconds (whole subprocess, and load + metric alone) and peak resident memory; the PII values of
 both paths must agree. A JSON copy goes to benchmarks/results/checkpoint_pii-<device>-<date>.json. The
@@ -120,6 +124,33 @@ def child(method: str, folder: str, layer: int, dtype: str, device: str) -> None
     print(json.dumps({"seconds": seconds, "peak_rss_bytes": peak, "pii": values}))
 
 
+def _status_bytes(field: str) -> int:
+    """A memory field of /proc/self/status (VmRSS, VmHWM) in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def metric_child(folder: str, layer: int, dtype: str) -> None:
+    """pii_chunked's own memory on the largest matrix of the layer, and float32 against float64."""
+    from isonorm.checkpoints.streamed import TensorIndex
+    from isonorm.experiments.lu2024.checkpoint_pii import DTYPES, ORIENTATIONS
+    from isonorm.metrics.pii import pii_chunked
+
+    W = TensorIndex(folder).read(f"model.layers.{layer}.mlp.gate_proj.weight", dtype=DTYPES[dtype])
+    before = _status_bytes("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS (Linux ≥ 4.0)
+    start = time.perf_counter()
+    values = {o: float(pii_chunked(W, o, dtype=DTYPES[dtype])) for o in ORIENTATIONS}
+    seconds = time.perf_counter() - start
+    extra = _status_bytes("VmHWM") - before
+    other = "float32" if dtype == "float64" else "float64"
+    gap = max(abs(values[o] - float(pii_chunked(W, o, dtype=DTYPES[other]))) for o in ORIENTATIONS)
+    print(json.dumps({"seconds": seconds, "extra_bytes": extra, "shape": list(W.shape), "pii": values,
+                      "float32_float64_gap": gap}))
+
+
 def measure(method: str, folder: Path, args) -> dict:
     """``method`` in a fresh interpreter; the naive one volunteers for the OOM killer first."""
     command = [sys.executable, __file__, "--child", method, "--folder", str(folder), "--layer", str(args.layer),
@@ -131,6 +162,9 @@ def measure(method: str, folder: Path, args) -> dict:
     if done.returncode != 0:
         return {"method": method, "failed": done.stderr.strip().splitlines()[-3:], "wall_s": wall}
     record = json.loads(done.stdout.strip().splitlines()[-1])
+    if method == "metric":
+        return {"method": method, "wall_s": wall, "compute_s": record["seconds"], "shape": record["shape"],
+                "extra_mb": record["extra_bytes"] / 1e6, "float32_float64_gap": record["float32_float64_gap"]}
     return {"method": method, "wall_s": wall, "compute_s": record["seconds"],
             "peak_rss_gb": record["peak_rss_bytes"] / 1e9, "pii": record["pii"]}
 
@@ -142,12 +176,15 @@ def main() -> None:
     parser.add_argument("--shard-gb", type=float, default=10.0, help="largest shard (huggyllama: ~10 GB)")
     parser.add_argument("--dtype", default="float64", choices=["float32", "float64"], help="metric precision")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--methods", nargs="+", default=["streamed", "naive"], choices=["streamed", "naive"])
+    parser.add_argument("--methods", nargs="+", default=["streamed", "naive", "metric"],
+                        choices=["streamed", "naive", "metric"])
     parser.add_argument("--workdir", type=Path, default=None, help="where the checkpoint goes (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated checkpoint")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--folder", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child == "metric":
+        return metric_child(args.folder, args.layer, args.dtype)
     if args.child:
         return child(args.child, args.folder, args.layer, args.dtype, args.device)
     if args.layer >= args.layers:
@@ -169,14 +206,17 @@ def main() -> None:
     size_gb = sum(p.stat().st_size for p in generated.glob("*.safetensors")) / 1e9
     print(f"checkpoint: {args.layers} layers, {size_gb:.1f} GB fp16, written in {write_s:.0f} s ({generated})")
     # the naive build needs every shard: it reads the generated folder, the streamed path the staged one
-    results = [measure(method, folder if method == "streamed" else generated, args) for method in args.methods]
+    results = [measure(method, generated if method == "naive" else folder, args) for method in args.methods]
     for r in results:
         if "failed" in r:
             print(f"{r['method']:>8}: FAILED after {r['wall_s']:.0f} s: {r['failed']}")
+        elif r["method"] == "metric":
+            print(f"  metric: pii_chunked on {r['shape']} in both orientations, {r['compute_s']:.1f} s, "
+                  f"{r['extra_mb']:.0f} MB beyond its input; float32 vs float64 PII: {r['float32_float64_gap']:.1e}")
         else:
             print(f"{r['method']:>8}: {r['wall_s']:6.1f} s wall ({r['compute_s']:6.1f} s load + metric), "
                   f"peak RSS {r['peak_rss_gb']:5.2f} GB")
-    ok = [r for r in results if "pii" in r]
+    ok = [r for r in results if "pii" in r]  # streamed and naive
     if len(ok) == 2:
         gap = max(abs(ok[0]["pii"][k] - ok[1]["pii"][k]) for k in ok[0]["pii"])
         print(f"largest PII difference between the methods: {gap:.2e}")

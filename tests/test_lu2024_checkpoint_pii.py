@@ -50,6 +50,29 @@ def test_chunked_pii_equals_the_dense_one(dim, block_size):
     assert float(pii_chunked(W, dim, dtype=torch.float32)) == pytest.approx(float(pii(W, dim)), abs=1e-6)
 
 
+def test_chunked_pii_computes_in_the_dtype_it_is_given():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class ProductDtypes(TorchDispatchMode):  # the dtypes of every matrix product dispatched
+        def __init__(self):
+            super().__init__()
+            self.seen = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.overloadpacket.__name__ in ("mm", "bmm", "matmul", "addmm"):
+                self.seen.add(args[0].dtype)
+            return func(*args, **(kwargs or {}))
+
+    W = torch.randn(40, 30, generator=torch.Generator().manual_seed(2), dtype=torch.float16)
+    for dtype in (torch.float32, torch.float64):
+        with ProductDtypes() as products:
+            value = pii_chunked(W, "columns", block_size=8, dtype=dtype)
+        assert products.seen == {dtype} and value.dtype == torch.float64  # sums are float64 either way
+    single = float(pii_chunked(W, "columns", dtype=torch.float32))
+    double = float(pii_chunked(W, "columns", dtype=torch.float64))
+    assert single != double and single == pytest.approx(double, abs=1e-6)
+
+
 def test_chunked_pii_of_collinear_orthogonal_and_random_vectors():
     direction = torch.randn(30, 1, dtype=torch.float64)
     scales = torch.tensor([[1.0, -2.0, 0.5, 3.0]], dtype=torch.float64)

@@ -12,14 +12,14 @@ from typing import Literal
 
 import torch
 
-from ._tensor import as_metric_tensor
+from ._tensor import METRIC_DTYPE, as_metric_tensor
 
 Orientation = Literal["rows", "columns"]
 
 
-def _vectors(W: torch.Tensor, dim: Orientation) -> torch.Tensor:
-    """The vectors of W as the rows of a (..., k, length) tensor."""
-    W = as_metric_tensor(W, "W", min_ndim=2)
+def _vectors(W: torch.Tensor, dim: Orientation, dtype: torch.dtype = METRIC_DTYPE) -> torch.Tensor:
+    """The vectors of W as the rows of a (..., k, length) tensor of ``dtype`` (a view when W has it)."""
+    W = as_metric_tensor(W, "W", min_ndim=2, dtype=dtype)
     if dim == "rows":
         return W
     if dim == "columns":
@@ -83,30 +83,33 @@ def pii_chunked(
 ) -> torch.Tensor:
     """:func:`pii` of one matrix W (out, in) without ever holding its k×k similarity matrix.
 
-    For the 4096×11008 matrices of 7B LLMs (A.1.1, A-Table5c) the dense C would be 11008²
-    float64 values (~1 GB). Here the unit vectors are multiplied one block of ``block_size`` rows at a time
-    against the vectors from the block's start onwards (C is symmetric: every block right of the diagonal
-    counts twice), so at most block_size × k similarities exist at once and half the products are skipped.
-    ``dtype`` is the precision of the products (float64 by default, architecture §6); sums are always float64.
-    Returns a 0-dim float64 tensor on W's device; zero vectors give NaN, as in :func:`pii`.
+    For the 4096×11008 matrices of 7B LLMs (A.1.1, A-Table5c) the dense C would be 11008² float64 values
+    (~1 GB). Here the vectors are multiplied one block of ``block_size`` rows at a time against the vectors
+    from the block's start onwards (C is symmetric: every block right of the diagonal counts twice), and each
+    block of dot products is scaled by the vectors' inverse norms in place, so besides W in ``dtype`` at most
+    block_size × k values exist at once (no normalised copy of W) and half the products are skipped.
+    ``dtype`` is the precision of W and of the products (float64 by default, architecture §6; float32 halves
+    time and memory); sums are always float64. Returns a 0-dim float64 tensor on W's device; zero vectors
+    give NaN, as in :func:`pii`.
     """
     if block_size < 1:
         raise ValueError(f"block_size must be a positive number of vectors, got {block_size}")
-    W = as_metric_tensor(W, "W", min_ndim=2, dtype=dtype)
-    if W.ndim != 2:
-        raise ValueError(f"pii_chunked takes one matrix (out, in), got shape {tuple(W.shape)}; use pii for batches")
-    vectors = _vectors(W, dim)
+    vectors = _vectors(W, dim, dtype)  # a view of W in ``dtype``: matmul reads transposed strides as they are
+    if vectors.ndim != 2:
+        raise ValueError(f"pii_chunked takes one matrix (out, in), got shape {tuple(vectors.shape)}; use pii for "
+                         "batches")
     k = vectors.shape[0]
     if k < 2:
         raise ValueError(
             f"PII needs at least two {dim} vectors, got W of shape {tuple(W.shape)}; "
             "choose the other orientation (dim='rows' or 'columns') or a larger layer"
         )
-    unit = (vectors / vectors.norm(dim=-1, keepdim=True)).contiguous()  # row-major: no copy inside the loop
+    inverse_norm = torch.linalg.vector_norm(vectors, dim=-1).reciprocal()  # inf for a zero vector: NaN below
     total = torch.zeros((), dtype=torch.float64, device=W.device)
     for start in range(0, k, block_size):
         stop = min(start + block_size, k)
-        similarity = (unit[start:stop] @ unit[start:].mT).abs()  # (b, k − start): diagonal block, then right
+        similarity = vectors[start:stop] @ vectors[start:].mT  # (b, k − start): diagonal block, then right
+        similarity.mul_(inverse_norm[start:stop, None]).mul_(inverse_norm[start:]).abs_()
         width = stop - start
         diagonal_block = similarity[:, :width]
         total += diagonal_block.sum(dtype=torch.float64) - diagonal_block.diagonal().sum(dtype=torch.float64)
