@@ -46,7 +46,7 @@ def good_site(tmp_path, monkeypatch):
     report = tmp_path / "report"
     report.mkdir()
     ids = paper_page(report, monkeypatch)
-    board = pd.DataFrame([["lu2024", "lu2024-fig2", "a", 1.0, 1.0, 0.1, "match", "quick"]],
+    board = pd.DataFrame([["lu2024", "lu2024-fig2", "a", 1.0, 1.0, 0.1, "match", "printed", "quick"]],
                          columns=list(SCOREBOARD_COLUMNS))
     papers = [{"slug": "lu2024", "title": "t", "html": "lu2024.html"},
               {"slug": "meterez2024", "title": "t", "html": "meterez2024.html"}]

@@ -32,11 +32,11 @@ def paper_files(tmp_path):
     reference = tmp_path / "lu2024.yaml"
     reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": [
         {"item": "lu2024-fig2", "quantity": "slope", "description": "slope of a line", "reported": 2.0,
-         "kind": "claim", "compare": "abs", "tolerance": 0.5, "source": "test source"},
+         "kind": "claim", "compare": "abs", "tolerance": 0.5, "provenance": "printed", "source": "test source"},
         {"item": "lu2024-fig2", "quantity": "offset", "description": "offset", "reported": 0.0,
-         "kind": "read-off", "compare": "abs", "tolerance": 0.1, "source": "test"},
+         "kind": "read-off", "compare": "abs", "tolerance": 0.1, "provenance": "printed", "source": "test"},
         {"item": "lu2024-table5", "quantity": "mean", "description": "a mean", "reported": 3.0,
-         "kind": "exact", "compare": "rel", "tolerance": 0.01, "source": "test"},
+         "kind": "exact", "compare": "rel", "tolerance": 0.01, "provenance": "printed", "source": "test"},
     ]}))
     claims = tmp_path / "claims.parquet"
     write_claims(pd.DataFrame({"item": ["lu2024-fig2", "lu2024-fig2"], "quantity": ["slope", "offset"],

@@ -15,9 +15,9 @@ VALID = {
     "title": "A test paper",
     "references": [
         {"item": "lu2024-fig2", "quantity": "slope", "description": "a slope", "reported": 1.5,
-         "kind": "claim", "compare": "abs", "tolerance": 0.25, "source": "test"},
+         "kind": "claim", "compare": "abs", "tolerance": 0.25, "provenance": "printed", "source": "test"},
         {"item": "lu2024-table5", "quantity": "ordered", "description": "an ordering holds", "reported": True,
-         "kind": "claim", "compare": "true", "source": "test"},
+         "kind": "claim", "compare": "true", "provenance": "printed", "source": "test"},
     ],
 }
 

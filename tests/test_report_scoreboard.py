@@ -60,7 +60,7 @@ def test_describe_tolerance_shows_the_acceptance_rule():
 
 def reference(item, quantity, reported, compare="abs", tolerance=0.1):
     return {"item": item, "quantity": quantity, "description": quantity, "reported": reported,
-            "kind": "read-off", "compare": compare, "tolerance": tolerance, "source": "test"}
+            "kind": "read-off", "compare": compare, "tolerance": tolerance, "provenance": "printed", "source": "test"}
 
 
 @pytest.fixture
@@ -149,3 +149,16 @@ def test_claims_round_trip_and_validation(tmp_path):
         validate_claims(pd.concat([claims, claims]), "x")
     with pytest.raises(ValueError, match="must be numeric"):
         validate_claims(claims.assign(value=["high"]), "x")
+
+
+def test_match_rates_count_only_scored_references_per_provenance():
+    from isonorm.report.scoreboard import match_rates
+
+    board = pd.DataFrame({
+        "paper": ["lu2024", "lu2024", "lu2024", "meterez2024", "meterez2024"],
+        "verdict": ["match", "mismatch", "not-run", "match", "no-reference"],
+        "provenance": ["printed", "printed", "read-off", "read-off", None],
+    })
+    rates = match_rates(board)
+    assert rates.loc["lu2024", "printed"] == "1 / 2 (50 %)" and rates.loc["lu2024", "read-off"] == "–"
+    assert rates.loc["meterez2024", "read-off"] == "1 / 1 (100 %)" and rates.loc["total", "derived"] == "–"

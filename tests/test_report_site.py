@@ -50,9 +50,9 @@ def fake_report(tmp_path):
     report.mkdir()
     (report / "lu2024.html").write_text('<html><body><figure id="lu2024-fig2"></figure></body></html>')
     board = pd.DataFrame([
-        ["lu2024", "lu2024-fig2", "a", 1.0, 1.05, 0.1, "match", "quick"],
-        ["lu2024", "lu2024-fig2", "b", 1.0, 3.0, 0.1, "mismatch", "quick"],
-        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, float("nan"), 0.1, "not-run", "quick"],
+        ["lu2024", "lu2024-fig2", "a", 1.0, 1.05, 0.1, "match", "printed", "quick"],
+        ["lu2024", "lu2024-fig2", "b", 1.0, 3.0, 0.1, "mismatch", "read-off", "quick"],
+        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, float("nan"), 0.1, "not-run", "read-off", "quick"],
     ], columns=list(SCOREBOARD_COLUMNS))
     scoreboard = write_scoreboard(board, tmp_path / "results" / "scoreboard.csv")
     benchmarks = tmp_path / "results" / "benchmarks"
@@ -93,6 +93,8 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
     assert 'class="verdict-mismatch">mismatch' in text
     assert '<tr id="paper-lu2024"><td><a href="lu2024.html">lu2024</a></td><td>Paper &lt;one&gt;</td>' \
            "<td>1</td><td>1</td><td>0</td><td>0</td><td>2</td></tr>" in text
+    assert "match-rates" in page.ids  # per paper and provenance: the printed match, the read-off does not
+    assert "1 / 1 (100 %)" in text and "0 / 1 (0 %)" in text
     for needle in ("abc123", "cpu:test", "torch", "widths:", "train_lu2024", "simulate", "bn/seed0"):
         assert needle in text, needle
 

@@ -40,7 +40,8 @@ def test_quick_report_has_every_item_with_a_rendered_figure_or_table(quick_run, 
 def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
     board = pd.read_csv(quick_run / "results" / "scoreboard.csv")
     assert list(board.columns) == ["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict",
-                                   "preset"]
+                                   "provenance", "preset"]
+    assert set(board.provenance.dropna()) <= {"printed", "read-off", "derived"}
     keys = set(zip(board["item"], board["quantity"]))
     for slug in ITEM_IDS:
         references = load_references(quick_run / "notebooks" / "reference" / f"{slug}.yaml")

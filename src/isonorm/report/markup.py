@@ -91,6 +91,7 @@ def reference_table(scored: pd.DataFrame) -> str:
         "quantity": scored["quantity"],
         "description": scored["description"].fillna(""),
         "kind": scored["kind"].fillna(""),
+        "provenance": scored["provenance"].fillna(""),
         "reported": [
             "–" if pd.isna(r.compare) else describe_tolerance(r.reported, r.compare, r.tolerance)
             for r in scored.itertuples()

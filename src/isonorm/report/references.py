@@ -12,6 +12,7 @@ Format::
         kind: claim          # exact | read-off | claim
         compare: abs         # abs | rel | le | ge | true   (see ``comparison.COMPARE_RULES``)
         tolerance: 0.1
+        provenance: printed  # printed | read-off | derived: where the number comes from
         source: "paper Fig. 2 caption; B-Fig2b"
 
 Reported values are only ever compared with, never fed into a computation (docs/decisions/README.md).
@@ -30,7 +31,12 @@ from .comparison import COMPARE_RULES
 from .ids import check_item_id, check_slug
 
 KINDS = ("exact", "read-off", "claim")
-REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "source")
+# Where a reported number comes from: printed in the paper (text, table, caption, legend), read off a figure (the
+# paper's or the authors' rendered notebooks'), or derived from the authors' code or data. The scoreboard reports
+# match rates per provenance: a printed number weighs differently from a read-off.
+PROVENANCES = ("printed", "read-off", "derived")
+REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "provenance",
+                  "source")
 COLUMNS = ("paper",) + REFERENCE_KEYS
 
 
@@ -66,6 +72,9 @@ def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
             raise ReferenceFormatError(f"{where}: `{key}` must be a non-empty string, got {raw[key]!r}")
     if raw["kind"] not in KINDS:
         raise ReferenceFormatError(f"{where}: `kind` is {raw['kind']!r}; use one of {', '.join(KINDS)}")
+    if raw["provenance"] not in PROVENANCES:
+        raise ReferenceFormatError(
+            f"{where}: `provenance` is {raw['provenance']!r}; use one of {', '.join(PROVENANCES)}")
     if raw["compare"] not in COMPARE_RULES:
         raise ReferenceFormatError(f"{where}: `compare` is {raw['compare']!r}; use one of {', '.join(COMPARE_RULES)}")
     reported = _number(raw["reported"], where, "reported")

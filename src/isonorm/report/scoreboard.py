@@ -16,9 +16,10 @@ from .claims import CLAIM_COLUMNS, read_claims
 from .comparison import VERDICTS, verdict
 from ..atomic import write_text_atomically
 from .ids import paper_of
-from .references import load_all_references
+from .references import PROVENANCES, load_all_references
 
-SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "preset")
+SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance",
+                      "preset")
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -32,7 +33,7 @@ def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
 def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     """References joined with claims on (item, quantity), with a ``verdict`` per row.
 
-    Keeps the reference columns (``compare``, ``kind``, ``description``, ``source``) and the claim's
+    Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``) and the claim's
     ``note`` so that the per-item tables in the paper pages can show them. Rows follow the reference
     files' order; claims no reference lists come last.
     """
@@ -81,3 +82,22 @@ def summarize_scoreboard(frame: pd.DataFrame) -> pd.DataFrame:
     counts["total"] = counts.sum(axis=1)
     counts.index.name, counts.columns.name = "paper", None
     return counts.astype(int)
+
+
+def match_rates(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per paper (rows, plus ``total``) and provenance (columns): matches / scored references, as "m / n" with
+    the percentage; scored = match or mismatch (not-run and no-reference rows have no verdict to count)."""
+    scored = frame[frame["verdict"].isin(["match", "mismatch"])]
+    papers = sorted(set(frame["paper"].dropna()))
+    table = {}
+    for provenance in PROVENANCES:
+        column = {}
+        for paper in [*papers, "total"]:
+            part = scored[scored["provenance"] == provenance]
+            part = part if paper == "total" else part[part["paper"] == paper]
+            matched, total = int((part["verdict"] == "match").sum()), len(part)
+            column[paper] = f"{matched} / {total} ({100 * matched / total:.0f} %)" if total else "–"
+        table[provenance] = column
+    rates = pd.DataFrame(table)
+    rates.index.name = "paper"
+    return rates

@@ -17,7 +17,7 @@ from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import VERDICTS
 from ..atomic import write_text_atomically
 from .markup import PAPER_PRESET, escape, format_number, frame_table, style_block, verdict_cell
-from .scoreboard import read_scoreboard, summarize_scoreboard
+from .scoreboard import match_rates, read_scoreboard, summarize_scoreboard
 
 PAGE_TITLE = "Reproduction report: normalization, orthogonality and isometry"
 
@@ -114,6 +114,11 @@ def build_index(
 {banner}
 <section id="papers"><h2>Papers</h2>{_paper_rows(report_dir, papers, scoreboard)}</section>
 <section id="summary"><h2>Scoreboard summary</h2>{frame_table(summarize_scoreboard(scoreboard), index=True)}</section>
+<section id="match-rates"><h2>Match rates by where the reported number comes from</h2>
+<p>Matches among the scored references (match or mismatch), per paper: <em>printed</em> in the paper's text, a
+table, a caption or a legend; <em>read-off</em> from a figure (about ±5 % of the axis span); <em>derived</em>
+from the authors' code or data. Column <code>provenance</code> of the scoreboard.</p>
+{frame_table(match_rates(scoreboard), index=True)}</section>
 <section id="scoreboard"><h2>Scoreboard</h2>
 <p>Each reported number next to the reproduced one (also in <code>results/scoreboard.csv</code>).</p>
 {_scoreboard_table(report_dir, papers, scoreboard)}</section>
