@@ -88,8 +88,8 @@ def pii_chunked(
     from the block's start onwards (C is symmetric: every block right of the diagonal counts twice), and each
     block of dot products is scaled by the vectors' inverse norms in place, so besides W in ``dtype`` at most
     block_size × k values exist at once (no normalised copy of W) and half the products are skipped.
-    ``dtype`` is the precision of W and of the products (float64 by default, architecture §6; float32 halves
-    time and memory); sums are always float64. Returns a 0-dim float64 tensor on W's device; zero vectors
+    ``dtype`` is the precision of W and of the products (float64 by default, architecture §6; float32 takes about
+    0.6× the time and half the memory, benchmarks/README.md); sums are always float64. Returns a 0-dim float64 tensor on W's device; zero vectors
     give NaN, as in :func:`pii`.
     """
     if block_size < 1:

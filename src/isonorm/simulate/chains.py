@@ -124,7 +124,7 @@ def spectrum_chain(
     eigvals = torch.linalg.eigvalsh(h0.transpose(-1, -2) @ h0)
     for _ in range(layers):
         scale = eigvals.clamp_min(0).sqrt().to(torch.float32)
-        u = torch.randn(runs, d, n, generator=generator, dtype=torch.float32, device=h0.device) * scale.unsqueeze(-2)
+        u = standard_normal((runs, d, n), generator, torch.float32, h0.device) * scale.unsqueeze(-2)
         u.div_(torch.linalg.vector_norm(u, dim=-1, keepdim=True))  # BN: every row to unit norm
         m = (u.transpose(-1, -2) @ u).to(h0.dtype) / d  # M, in the eigenbasis of G_l
         eigvals = torch.linalg.eigvalsh((m + m.transpose(-1, -2)) / 2)  # symmetrised against round-off

@@ -100,9 +100,7 @@ def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
             h0 = torch.randn(cfg["runs"], d, n, generator=gen, dtype=DTYPE)
             h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]
             alpha0 = _sigma_min(h0)
-            smallest = torch.zeros_like(alpha0) if d < n else torch.full_like(alpha0, math.inf)
-            for eigvals in spectrum_chain(h0, cfg["layers"], gen, sampler=cfg["sampler"]) if d >= n else ():
-                smallest = torch.minimum(smallest, eigvals[..., 0].clamp_min(0).sqrt())
+            smallest = _smallest_sigma_min(h0, cfg["layers"], gen, cfg["sampler"])
             for run in range(cfg["runs"]):
                 rows.append(
                     {
@@ -112,6 +110,17 @@ def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def _smallest_sigma_min(h0: torch.Tensor, layers: int, gen: torch.Generator, sampler: str) -> torch.Tensor:
+    """min over layers k = 1..layers of sigma_min(H_k) per run; 0 without a chain when d < n (no full rank)."""
+    runs, d, n = h0.shape
+    if d < n:
+        return torch.zeros(runs, dtype=h0.dtype)
+    smallest = torch.full((runs,), math.inf, dtype=h0.dtype)
+    for eigvals in spectrum_chain(h0, layers, gen, sampler=sampler):
+        smallest = torch.minimum(smallest, eigvals[..., 0].clamp_min(0).sqrt())
+    return smallest
 
 
 def _sigma_min(h: torch.Tensor) -> torch.Tensor:
