@@ -4,7 +4,9 @@
 #   snakemake --cores all --config compute=data-free         only the items that need no data set
 # Outputs: results/<slug>/... (Parquet), results/scoreboard.csv, report/index.html.
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from isonorm.config_check import ConfigSources, check_config
 
 min_version("9.0")
 
@@ -12,7 +14,7 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-validate(config, "schemas/config.schema.yaml")
+check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow), verbose=workflow.output_settings.verbose)
 
 
 report: "rules/workflow.rst"

@@ -235,7 +235,7 @@ def test_a_truncated_weights_file_is_named(tmp_path, tiny_dir):
     shutil.copytree(tiny_dir, folder)
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-1000])
-    with pytest.raises(CorruptCheckpointError, match=r"model\.safetensors.*Delete .*gpt2 and fetch"):
+    with pytest.raises(CorruptCheckpointError, match=r"model\.safetensors.*Delete .*gpt2 and run snakemake again"):
         load_checkpoint_model(folder)
     with pytest.raises(CorruptCheckpointError, match="truncated"):
         check_safetensors(weights)
@@ -257,6 +257,50 @@ def test_garbled_files_are_named(tmp_path, tiny_dir, name, garbage):
     (staged / name).write_bytes(garbage)
     with pytest.raises(CorruptCheckpointError, match=name.replace(".", r"\.")):
         fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+
+
+def fetched_copy(tiny_dir: Path, target: Path) -> Path:
+    """A fetched folder of its own (marker included): damaging it leaves the module's tiny_dir intact."""
+    shutil.copytree(tiny_dir, target)
+    return target
+
+
+def test_a_config_garbled_after_the_fetch_names_the_folder_to_delete(tmp_path, tiny_dir):
+    folder = fetched_copy(tiny_dir, tmp_path / "gpt2")
+    config = folder / "config.json"
+    config.write_bytes(b"#" * config.stat().st_size)  # same size: only parsing finds it
+    with pytest.raises(CorruptCheckpointError) as caught:
+        load_checkpoint_model(folder)
+    message = str(caught.value)
+    assert f"{config} is not valid JSON" in message
+    assert f"Delete {folder} and run snakemake again, which fetches the checkpoint anew." in message
+
+
+def test_a_header_the_size_check_lets_through_is_still_named(tmp_path, tiny_dir):
+    """An unknown dtype keeps every size and offset right, so only safetensors notices; its SafetensorError
+    (no OSError or ValueError) is translated by both readers of weights."""
+    from isonorm.checkpoints.streamed import TensorIndex
+
+    folder = fetched_copy(tiny_dir, tmp_path / "gpt2")
+    weights = folder / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(data.replace(b'"dtype":"F32"', b'"dtype":"Q32"', 1))
+    with pytest.raises(CorruptCheckpointError, match=f"could not load {folder}: a file there is damaged"):
+        load_checkpoint_model(folder)
+    with pytest.raises(CorruptCheckpointError, match=r"model\.safetensors is damaged: cannot read wte\.weight"):
+        TensorIndex(folder).read("wte.weight")
+
+
+def test_a_damaged_local_checkpoint_names_the_pre_staged_copy(tmp_path, tiny_dir):
+    staged = copy_files(tiny_dir, tmp_path / "staged")
+    folder = fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=staged)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-10])
+    with pytest.raises(CorruptCheckpointError, match=f"staged \\(source `local`\\) from {staged.resolve()}"):
+        checkpoint_record(folder)
+    (staged / "model.safetensors").write_bytes(weights.read_bytes())  # damaged at the source, linked or not
+    with pytest.raises(CorruptCheckpointError, match=f"pre-staged copy {staged.resolve()} .*replace it there first"):
+        fetch_checkpoint("gpt2", tmp_path / "again", source="local", path=staged)
 
 
 def test_weights_that_miss_parameters_are_refused(tmp_path, tiny_dir):

@@ -187,7 +187,45 @@ def test_corrupt_files_name_the_file_and_the_fix(tmp_path, damage):
     with pytest.raises(CorruptDataError) as err:
         read_split(dataset_spec(name), tmp_path, split)
     message = str(err.value)
-    assert (path.name in message or str(path.parent) in message) and "delete the folder" in message
+    assert (path.name in message or str(path.parent) in message) and "is damaged" in message
+    assert f"Delete {tmp_path} and run snakemake again" in message
+
+
+def test_unpickling_errors_of_any_kind_are_damage(tmp_path):
+    """Flipped bytes in a pickle can name a module that does not exist (ModuleNotFoundError), not only fail
+    with the UnpicklingError family."""
+    write_cifar_original(tmp_path, "cifar10", {"train": 2, "test": 2})
+    path = tmp_path / "cifar-10-batches-py/test_batch"
+    path.write_bytes(b"\x80\x04cnumpy1_core\nmultiarray\n.")
+    with pytest.raises(CorruptDataError, match="test_batch is damaged.*ModuleNotFoundError"):
+        read_split(dataset_spec("cifar10"), tmp_path, "test")
+
+
+@pytest.mark.parametrize("name, file", [("cifar10", "cifar-10-batches-py/data_batch_2"),
+                                        ("mnist", "MNIST/raw/train-labels-idx1-ubyte")])
+def test_a_file_damaged_after_the_fetch_names_the_folder_to_delete(tmp_path, name, file):
+    folder = fetch_dataset(name, tmp_path, "synthetic", n_train=10, n_test=2)
+    _truncate(folder / file, (folder / file).stat().st_size - 7)  # the .ready marker stays
+    with pytest.raises(CorruptDataError) as err:
+        load_split(name, tmp_path, "train", transform=None)
+    message = str(err.value)
+    assert f"{folder / file} is damaged" in message
+    assert f"Delete {folder} and run snakemake again, which fetches the data set anew." in message
+
+
+def test_a_damaged_local_data_set_names_the_pre_staged_copy(tmp_path):
+    staged = tmp_path / "staged"
+    write_cifar_original(staged, "cifar10", {"train": 2, "test": 2})
+    folder = fetch_dataset("cifar10", tmp_path / "data", "local", path=staged)
+    batch = folder / "cifar-10-batches-py/test_batch"
+    _truncate(batch, batch.stat().st_size // 2)  # a hard link, if staging could make one: the staged copy too
+    with pytest.raises(CorruptDataError, match=f"staged \\(source `local`\\) from {staged.resolve()}.*re-stage"):
+        load_split("cifar10", tmp_path / "data", "test", transform=None)
+    staged_batch = staged / "cifar-10-batches-py/test_batch"
+    _truncate(staged_batch, staged_batch.stat().st_size // 2)  # damaged at the source, linked or not
+    with pytest.raises(CorruptDataError, match=f"pre-staged copy {staged.resolve()} .*replace it there first"):
+        fetch_dataset("cifar10", tmp_path / "again", "local", path=staged)
+    assert not (tmp_path / "again/cifar10/.ready").exists()
 
 
 # ---- the `local` source -------------------------------------------------------------------------------

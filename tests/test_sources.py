@@ -171,7 +171,8 @@ def test_read_file_parses_a_frozen_file_and_names_a_damaged_one(tmp_path):
     toy = Toy()
     folder = toy.fetch(tmp_path, size=2)
     assert toy.kind.read_file(folder, "data.txt", str.splitlines) == ["the first", "the first"]
-    with pytest.raises(ValueError, match=f"data.txt is unreadable .*delete {folder} and fetch the toy input again"):
+    with pytest.raises(ValueError, match=f"data.txt is damaged .*Delete {folder} and run snakemake again, which "
+                                         "fetches the toy input anew"):
         toy.kind.read_file(folder, "data.txt", json.loads)
 
 

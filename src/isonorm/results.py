@@ -3,14 +3,16 @@
 Every measurement the pipeline makes is one row: columns for every varied factor (``width``, ``depth``,
 ``seed``, ``layer``, ``epoch`` ...) plus either ``metric``/``value`` or one column per metric when they are
 always measured together. The file's key-value metadata holds, under the key ``isonorm``, a JSON object
-with the config subset that produced it, the git commit, package versions and the device.
+with the config subset that produced it, the git commit, package versions and the device. Every reader goes
+through :func:`read_parquet`, so a damaged file (a disk error, a copy cut short) is named with the command that
+rebuilds it rather than met as a pyarrow traceback.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import pandas as pd
 import pyarrow as pa
@@ -20,6 +22,7 @@ from .atomic import atomic_write
 from .provenance import provenance
 
 METADATA_KEY = b"isonorm"
+T = TypeVar("T")
 
 
 def write_results(
@@ -40,8 +43,28 @@ def write_results(
     return path
 
 
+class DamagedResultError(OSError):
+    """A results or claims file exists but cannot be read (truncated, overwritten, a disk error)."""
+
+
+def read_parquet(path: str | Path, read: Callable[[str | Path], T] = pd.read_parquet) -> T:
+    """``read(path)`` of a results or claims file; a damaged file raises :class:`DamagedResultError` saying how
+    to rebuild it, instead of pyarrow's traceback. A missing file stays a FileNotFoundError."""
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError, ValueError) as err:  # ArrowInvalid is a ValueError, ArrowIOError an OSError
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        reason = reason.split("': ", 1)[-1] if reason.startswith("Could not open Parquet input source") else reason
+        raise DamagedResultError(
+            f"{path} is damaged ({reason}). Delete it, or rebuild it with: snakemake --cores all --forcerun {path} "
+            "(add the same --configfile as the run that made it, e.g. --configfile presets/quick.yaml)"
+        ) from err
+
+
 def read_results(path: str | Path) -> pd.DataFrame:
-    return pd.read_parquet(path)
+    return read_parquet(path)
 
 
 def read_all_results(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -54,6 +77,6 @@ def read_all_results(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The provenance object stored with a results file."""
-    schema = pq.read_schema(path)
+    schema = read_parquet(path, pq.read_schema)
     raw = (schema.metadata or {}).get(METADATA_KEY)
     return json.loads(raw) if raw else {}

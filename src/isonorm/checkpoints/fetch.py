@@ -23,7 +23,7 @@ from ..data.texts import shipped_texts  # the tiny tokenizers learn from the tex
 from ..sources import (
     TOKEN_HELP, Build, GatedRepoAccessError, SourceKind, call_hub, fetch, link_or_copy, staged_folder,
 )
-from .errors import MissingCheckpointFilesError
+from .errors import CorruptCheckpointError, MissingCheckpointFilesError
 from .registry import CHECKPOINT_REGISTRY, INDEX, CheckpointSpec
 from .shards import check_shards, read_index, select_shards
 from .tiny import tiny_model_class, tiny_sizes, write_tiny
@@ -160,9 +160,12 @@ def _check_and_record(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
     """Check the files whatever the source; the marker records each kept file's size and the model class."""
     spec, folder, source, shards = build.entry, build.folder, build.source, extras["shards"]
     required = list(spec.files) if source != "tiny" or not spec.sharded else ["config.json", INDEX]
-    check_files(folder, required)
-    if (folder / INDEX).is_file():
-        check_shards(folder, shards, read_index(folder))
+    try:
+        check_files(folder, required)
+        if (folder / INDEX).is_file():
+            check_shards(folder, shards, read_index(folder))
+    except CorruptCheckpointError as err:
+        raise CorruptCheckpointError(build.damaged_staged_copy(err)) from err
     kept = [*required, *shards, *(f for f in _optional_present(spec, folder) if f not in shards)]
     if source == "tiny":  # every file the stand-in wrote (its layout may differ from the real repository's)
         kept = sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))

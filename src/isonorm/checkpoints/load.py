@@ -64,13 +64,16 @@ def load_checkpoint_model(
             f"{folder} holds only the shards with the tensors {record['tensors']} (the `tensors:` option of its "
             "checkpoint entry), not a whole model; remove `tensors` from the entry and fetch it again to build it"
         )
+    from safetensors import SafetensorError  # not an OSError/ValueError: a tensor the header check let through
+
     try:
         model, info = model_class.from_pretrained(
             folder, attn_implementation=attn_implementation, dtype=dtype, output_loading_info=True
         )
-    except (OSError, ValueError, RuntimeError, KeyError) as err:  # safetensors' errors derive from these
+    except (OSError, ValueError, RuntimeError, KeyError, SafetensorError) as err:
         raise CorruptCheckpointError(
-            f"transformers could not load {folder} ({type(err).__name__}: {err}). {refetch_hint(folder)}"
+            f"transformers could not load {folder}: a file there is damaged or unreadable ({type(err).__name__}: "
+            f"{err}). {refetch_hint(folder)}"
         ) from err
     missing = sorted(info.get("missing_keys", []))
     if missing:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .errors import CheckpointError, MissingCheckpointFilesError
+from .errors import CheckpointError, CorruptCheckpointError, MissingCheckpointFilesError
 from .load import checkpoint_record
 from .registry import INDEX
 from .shards import read_index, safetensors_names
@@ -57,7 +57,7 @@ class TensorIndex:
 
     def read(self, name: str, *, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float64) -> torch.Tensor:
         """The tensor ``name`` (short or full), read alone and converted to ``dtype`` on ``device``."""
-        from safetensors import safe_open  # deferred, as transformers: only readers of weights need it
+        from safetensors import SafetensorError, safe_open  # deferred: only readers of weights need it
 
         full = self.resolve(name)
         path = self.folder / self.files[full]
@@ -67,8 +67,12 @@ class TensorIndex:
                 f"`tensors: {self.record.get('tensors')}`). Add a pattern matching {full!r} to the checkpoint's "
                 "`tensors:` in the config (or remove `tensors` to fetch every shard), delete the folder and fetch again."
             )
-        with safe_open(str(path), framework="pt", device="cpu") as handle:
-            tensor = handle.get_tensor(full)
+        try:
+            with safe_open(str(path), framework="pt", device="cpu") as handle:
+                tensor = handle.get_tensor(full)
+        except (SafetensorError, OSError, ValueError, RuntimeError) as err:  # SafetensorError is no OSError
+            raise CorruptCheckpointError(f"{path} is damaged: cannot read {full} ({err}). "
+                                         + refetch_hint(self.folder)) from err
         return tensor.to(device=device, dtype=dtype)
 
 

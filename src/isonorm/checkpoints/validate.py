@@ -12,16 +12,15 @@ import json
 import struct
 from pathlib import Path
 
+from ..sources import refetch_hint as sources_refetch_hint
 from .errors import CorruptCheckpointError, MissingCheckpointFilesError
 
 JSON_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json", "model.safetensors.index.json")
 
 
 def refetch_hint(folder: Path) -> str:
-    return (
-        f"Delete {folder} and fetch the checkpoint again (the fetch_checkpoint rule, or "
-        "isonorm.checkpoints.fetch_checkpoint)."
-    )
+    """Delete the folder and run snakemake again (for a `local` checkpoint: re-stage its copy first)."""
+    return sources_refetch_hint(folder, "checkpoint")
 
 
 def check_safetensors(path: Path) -> int:

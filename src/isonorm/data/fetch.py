@@ -18,7 +18,7 @@ from typing import Any
 
 from ..sources import Build, SourceKind, check_positive, fetch
 from .download import download_with_torchvision
-from .formats import read_split
+from .formats import CorruptDataError, read_split
 from .local import stage_local
 from .registry import DATASET_REGISTRY, SPLITS, DatasetSpec
 from .synthetic import write_synthetic
@@ -61,7 +61,10 @@ def _synthetic(build: Build) -> dict[str, Any]:
 
 def _read_back(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
     """Parse every split with the pipeline's own reader; the marker records the sizes found."""
-    sizes = {split: len(read_split(build.entry, build.folder, split)[1]) for split in SPLITS}
+    try:
+        sizes = {split: len(read_split(build.entry, build.folder, split)[1]) for split in SPLITS}
+    except CorruptDataError as err:
+        raise CorruptDataError(build.damaged_staged_copy(err)) from err
     return {**extras, "sizes": sizes}
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import write_bytes_atomically
+from ..sources import refetch_hint
 from .registry import DatasetSpec, Split
 
 IDX_UBYTE = 0x08  # idx type code of unsigned bytes, the only one MNIST/FashionMNIST use
@@ -38,10 +39,8 @@ class CorruptDataError(RuntimeError):
 
 
 def _corrupt(path: Path, dataset_dir: Path, detail: str) -> CorruptDataError:
-    return CorruptDataError(
-        f"{path}: {detail}. The file is corrupt or truncated; delete the folder {dataset_dir} "
-        "(with its .ready marker) and fetch the data set again (re-run the fetch_data rule / snakemake)."
-    )
+    return CorruptDataError(f"{path} is damaged (truncated or corrupt): {detail}. "
+                            + refetch_hint(dataset_dir, "data set"))
 
 
 def idx_path(layout_dir: Path, file: str) -> Path:
@@ -76,7 +75,10 @@ def _load_pickle(path: Path, dataset_dir: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
             entry = pickle.load(handle, encoding="latin1")
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError) as err:
+    except Exception as err:  # unpickling damaged bytes "may raise other exceptions, including (but not
+        # necessarily limited to) AttributeError, EOFError, ImportError, and IndexError"
+        # (https://docs.python.org/3/library/pickle.html#pickle.UnpicklingError); flipped bytes in a CIFAR batch
+        # also gave ModuleNotFoundError and MemoryError
         raise _corrupt(path, dataset_dir, f"cannot unpickle ({type(err).__name__}: {err})") from err
     if not isinstance(entry, dict):
         raise _corrupt(path, dataset_dir, f"expected a pickled dict, found {type(entry).__name__}")

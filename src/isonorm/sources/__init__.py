@@ -12,7 +12,7 @@ from .errors import QUICK_PRESET_COMMAND, GatedRepoAccessError, HubError, HubNot
 from .fetching import fetch
 from .hub import TOKEN_HELP, call_hub, download_file
 from .kind import Build, SourceKind
-from .marker import MARKER_NAME, already_complete, marker_path, read_marker, write_marker
+from .marker import MARKER_NAME, already_complete, marker_path, read_marker, refetch_hint, write_marker
 from .registry import Registry
 from .staging import link_or_copy, staged_folder
 
@@ -36,6 +36,7 @@ __all__ = [
     "link_or_copy",
     "marker_path",
     "read_marker",
+    "refetch_hint",
     "staged_folder",
     "write_marker",
 ]

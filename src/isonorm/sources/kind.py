@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .marker import read_marker
+from .marker import read_marker, refetch_hint
 from .registry import Registry
 
 
@@ -33,6 +33,13 @@ class Build:
     def staged_from(self) -> str:
         """The absolute pre-staged path, as markers record it."""
         return str(Path(self.path).expanduser().resolve())
+
+    def damaged_staged_copy(self, err: Exception) -> str:
+        """``err`` (a damaged file found by the kind's checks) with the way forward of a ``local`` build: the
+        file was linked or copied from the pre-staged copy, so fetching again would find the same damage."""
+        if self.source != "local" or self.path is None:
+            return str(err)
+        return f"{err} It came from the pre-staged copy {self.staged_from} (source `local`): replace it there first."
 
 
 Builder = Callable[[Build], dict[str, Any]]
@@ -107,4 +114,4 @@ class SourceKind:
         try:
             return parse(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:  # JSON and UTF-8 errors are ValueErrors
-            raise ValueError(f"{path} is unreadable ({err}); delete {folder} and fetch the {self.what} again") from err
+            raise ValueError(f"{path} is damaged ({err}). {refetch_hint(folder, self.what)}") from err

@@ -57,3 +57,18 @@ def already_complete(folder: Path, what: str, held: dict[str, Any] | None, reque
             f"never overwritten: give this configuration its own root folder, or delete {folder} to fetch again."
         )
     return True
+
+
+def refetch_hint(folder: Path, what: str) -> str:
+    """The way forward from a damaged file of the fetched ``what`` in ``folder``: delete the folder and run
+    snakemake again, which fetches it anew. A ``local`` input is staged by hard link where it can be
+    (:func:`~.staging.link_or_copy`), so its pre-staged copy may share the damage and is named, to re-stage."""
+    try:
+        record = read_marker(folder) or {}
+    except RuntimeError:  # the marker itself is damaged: the same way forward
+        record = {}
+    hint = f"Delete {folder} and run snakemake again, which fetches the {what} anew"
+    if record.get("source") == "local" and record.get("path"):
+        hint += (f"; it was staged (source `local`) from {record['path']}, which may share the damage (a hard "
+                 "link): re-stage that copy first")
+    return hint + "."

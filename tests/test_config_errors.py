@@ -1,0 +1,146 @@
+"""Config errors fit on a screen: the key's path, what was expected, the nearest valid key, the file to edit."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from snakemake.utils import update_config  # how Snakemake merges config files and --config, key by key
+
+from conftest import REPO, snakemake
+from isonorm.config_check import ConfigError, ConfigSources, check_config, source_of
+
+SCHEMA = REPO / "schemas" / "config.schema.yaml"
+BASE = yaml.safe_load((REPO / "config.yaml").read_text())
+MAX_LINES = 15
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    """config.yaml (the repository's) and an empty preset.yaml in a working directory of their own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(BASE))
+    (tmp_path / "preset.yaml").write_text("{}\n")
+    return tmp_path
+
+
+def message(files: Path, preset: dict | None = None, cli: dict | None = None) -> str:
+    """The ConfigError of config.yaml + preset.yaml + --config, merged as Snakemake merges them."""
+    (files / "preset.yaml").write_text(yaml.safe_dump(preset or {}))
+    config = copy.deepcopy(BASE)
+    update_config(config, preset or {})
+    update_config(config, cli or {})
+    sources = ConfigSources(files=[files / "config.yaml", files / "preset.yaml"], cli=cli or {})
+    with pytest.raises(ConfigError) as caught:
+        check_config(config, SCHEMA, sources, log_path=files / "logs" / "config_check.log")
+    return str(caught.value)
+
+
+def test_the_shipped_configuration_and_presets_pass(tmp_path):
+    for preset in (None, "quick", "budget"):
+        config = copy.deepcopy(BASE)
+        if preset:
+            update_config(config, yaml.safe_load((REPO / "presets" / f"{preset}.yaml").read_text()))
+        check_config(config, SCHEMA, log_path=tmp_path / "log")
+    assert not (tmp_path / "log").exists()
+
+
+def test_misspelt_top_level_key_names_the_nearest_and_the_command_line(files):
+    text = message(files, cli={"devise": "cpu"})
+    assert "unknown key 'devise' at the top level — did you mean 'device'? (in --config)" in text
+
+
+def test_misspelt_nested_key_names_the_nearest_only_and_its_file(files):
+    text = message(files, preset={"meterez2024": {"training": {"epocs": 3}}})
+    assert "unknown key 'epocs' under meterez2024: training: — did you mean 'epochs'? (in preset.yaml)" in text
+    assert "epoch_caps" not in text  # a farther match is left out
+
+
+def test_misspelt_name_in_a_closed_list_follows_the_schema(files):
+    text = message(files, preset={"data": {"datasets": {"cifar1O": {"source": "synthetic"}}}})
+    assert "unknown key 'cifar1O' under data: datasets:" in text and "'cifar10'" in text
+
+
+def test_wrong_type_says_what_was_expected_and_given(files):
+    text = message(files, preset={"meterez2024": {"training": {"epochs": "three"}}})
+    assert "meterez2024: training: epochs: expected an integer; got 'three' (set in preset.yaml)" in text
+
+
+def test_bad_enum_value_lists_the_allowed_values(files):
+    text = message(files, cli={"data": {"datasets": {"cifar10": {"source": "ftp"}}}})
+    assert "data: datasets: cifar10: source: expected one of torchvision, local, synthetic; got 'ftp'" in text
+
+
+def test_below_the_minimum_says_the_bound(files):
+    text = message(files, preset={"meterez2024": {"training": {"width": 0}}})
+    assert "meterez2024: training: width: expected ≥ 1; got 0" in text
+
+
+def test_one_of_lists_every_alternative(files):
+    text = message(files, preset={"joudaki2023": {"simulator": {"gains": [1.0, "xavie"]}}})
+    assert "joudaki2023: simulator: gains[1]: expected a number or exactly xavier; got 'xavie'" in text
+
+
+def test_file_attribution_follows_snakemakes_merge_order(files):
+    path = ["meterez2024", "training", "epochs"]
+    (files / "preset.yaml").write_text(yaml.safe_dump({"meterez2024": {"training": {"epochs": 3}}}))
+    both = ConfigSources(files=[files / "config.yaml", files / "preset.yaml"])
+    assert source_of(path, both) == "preset.yaml"  # the later file wins
+    assert source_of(path, ConfigSources(files=[files / "config.yaml"])) == "config.yaml"
+    cli = {"meterez2024": {"training": {"epochs": 4}}}
+    assert source_of(path, ConfigSources(files=both.files, cli=cli)) == "--config"  # --config wins over any file
+    assert source_of(["nowhere"], both) == "--config"  # set by no file: it came from the command line
+
+
+def test_sources_of_a_workflow_put_command_line_files_last(files):
+    """Workflow.configfiles lists --configfile files before the Snakefile's, yet Snakemake merges them on top."""
+    preset = (files / "preset.yaml").resolve()
+    workflow = SimpleNamespace(configfiles=[preset, "config.yaml"],
+                               config_settings=SimpleNamespace(configfiles=[preset], config={"device": "cpu"}))
+    sources = ConfigSources.of(workflow)
+    assert sources.files == [(files / "config.yaml").resolve(), preset] and sources.cli == {"device": "cpu"}
+
+
+def test_at_most_three_errors_then_a_count_and_the_log(files):
+    text = message(files, cli={f"bogus{i}": i for i in range(5)})
+    assert text.count("unknown key") == 3 and "(2 more)" in text
+    log = files / "logs" / "config_check.log"
+    assert str(log) in text and "Failed validating 'additionalProperties'" in log.read_text()
+
+
+def test_verbose_prints_the_full_detail(files, capsys):
+    config = {**BASE, "devise": "cpu"}
+    with pytest.raises(ConfigError):
+        check_config(config, SCHEMA, log_path=files / "log", verbose=True)
+    assert "Failed validating" in capsys.readouterr().err
+
+
+# --- what `snakemake -n` prints: the whole output fits a screen, naming the key and the suggestion ---------
+
+
+def lines_of(done) -> list[str]:
+    return [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+
+
+@pytest.mark.integration
+def test_misspelt_top_level_key_on_the_command_line(workflow_dir):
+    done = snakemake(workflow_dir, "-n", "--config", "devise=cpu")
+    lines = lines_of(done)
+    assert done.returncode != 0 and len(lines) <= MAX_LINES, "\n".join(lines)
+    assert any("'devise'" in line and "did you mean 'device'?" in line for line in lines), "\n".join(lines)
+    assert (workflow_dir / "logs" / "config_check.log").is_file()
+
+
+@pytest.mark.integration
+def test_misspelt_nested_key_in_a_config_file(workflow_dir, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"meterez2024": {"training": {"epocs": 3}}}))
+    done = snakemake(workflow_dir, "-n", "--configfile", str(bad))
+    lines = lines_of(done)
+    assert done.returncode != 0 and len(lines) <= MAX_LINES, "\n".join(lines)
+    assert any("'epocs'" in line and "did you mean 'epochs'?" in line and str(bad) in line for line in lines), \
+        "\n".join(lines)
+    assert "Job stats" not in done.stdout + done.stderr  # stopped at parse time, before any DAG or job
