@@ -2,7 +2,8 @@
 #   snakemake --cores all                                    paper settings (downloads, GPU training)
 #   snakemake --cores all --configfile presets/quick.yaml    offline CPU smoke run of the whole DAG
 #   snakemake --cores all --config compute=data-free         only the items that need no data set
-# Outputs: results/<slug>/... (Parquet), results/scoreboard.csv, report/index.html.
+# Outputs: results/<slug>/... (Parquet), results/scoreboard.csv, report/index.html; a preset other than the paper
+# configuration writes under results/<preset>/, report/<preset>/, logs/<preset>/ instead (architecture §4).
 
 from snakemake.utils import min_version
 
@@ -31,7 +32,7 @@ include: "rules/report.smk"
 
 rule all:
     input:
-        "report/index.html",
-        "results/scoreboard.csv",
-        expand("report/{slug}.html", slug=PAPERS),
+        f"{REPORT}/index.html",
+        f"{RESULTS}/scoreboard.csv",
+        expand(f"{REPORT}/{{slug}}.html", slug=PAPERS),
     default_target: True

@@ -1,5 +1,5 @@
 # Helpers shared by every .smk file; no rules here, and nothing about one paper (that is in rules/<slug>.smk).
-#   paths         results(), log_path(), benchmark_path()
+#   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path()
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs
 #   report        PAPER_RESULTS, filled by each rules/<slug>.smk; paper_results() (used by rules/report.smk)
@@ -7,24 +7,29 @@
 import re
 from pathlib import Path
 
+from isonorm.outputs import output_roots
+
 PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (architecture §2)
 DATA_ROOT = config["data"]["root"]
 DATA_FREE_ONLY = config["compute"] == "data-free"
 CHECKPOINT_ROOT = config["checkpoints"]["root"]
+# results/, report/, logs/ for the paper configuration; results/<preset>/, … for every other preset, so that no
+# run overwrites another preset's outputs (architecture §4). Every output path below starts with one of them.
+RESULTS, REPORT, LOGS = (str(root) for root in output_roots(config["preset"]).values())
 
 
 def results(slug, *parts):
-    """results/<slug>/<experiment>/<variant>.parquet and friends (architecture §3)."""
-    return str(Path("results", slug, *parts))
+    """<RESULTS>/<slug>/<experiment>/<variant>.parquet and friends (architecture §3)."""
+    return str(Path(RESULTS, slug, *parts))
 
 
 def log_path(slug, name):
-    return f"logs/{slug}/{name}.log"
+    return f"{LOGS}/{slug}/{name}.log"
 
 
 def benchmark_path(rule_name, variant="all"):
-    """Read by the report's runtime table: results/benchmarks/<rule>/<wildcards>.tsv."""
-    return f"results/benchmarks/{rule_name}/{variant}.tsv"
+    """Read by the report's runtime table: <RESULTS>/benchmarks/<rule>/<wildcards>.tsv."""
+    return f"{RESULTS}/benchmarks/{rule_name}/{variant}.tsv"
 
 
 def dataset_ready(name):

@@ -20,7 +20,7 @@ rule fetch_data:
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/data/fetch_{name}.log",
+        f"{LOGS}/data/fetch_{{name}}.log",
     localrule: True
     script:
         "../scripts/fetch_source.py"
@@ -39,7 +39,7 @@ rule fetch_checkpoint:
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/checkpoints/fetch_{model}.log",
+        f"{LOGS}/checkpoints/fetch_{{model}}.log",
     localrule: True
     script:
         "../scripts/fetch_source.py"

@@ -1,8 +1,9 @@
-# Report stage: local rules, quick, reading only finished results (docs/architecture.md, "Data flow").
-#   paper_claims     results/<slug>/claims.parquet     the paper's checkable quantities, measured from its results
-#   paper_notebook   report/<slug>.html, report/<slug>/  a papermill notebook renders every item under its id
-#   scoreboard       results/scoreboard.csv            claims against notebooks/reference/<slug>.yaml, one verdict each
-#   report_index     report/index.html                 papers, scoreboard, provenance, runtime per rule
+# Report stage: local rules, quick, reading only finished results (docs/architecture.md, "Data flow"). Paths
+# are under this preset's roots RESULTS and REPORT (results/ and report/ for the paper configuration).
+#   paper_claims     <RESULTS>/<slug>/claims.parquet   the paper's checkable quantities, measured from its results
+#   paper_notebook   <REPORT>/<slug>.html, <slug>/      a papermill notebook renders every item under its id
+#   scoreboard       <RESULTS>/scoreboard.csv          claims against notebooks/reference/<slug>.yaml, one verdict each
+#   report_index     <REPORT>/index.html               papers, scoreboard, provenance, runtime per rule
 
 wildcard_constraints:
     slug="|".join(PAPERS),
@@ -12,13 +13,13 @@ rule paper_claims:
     input:
         paper_results,
     output:
-        "results/{slug}/claims.parquet",
+        f"{RESULTS}/{{slug}}/claims.parquet",
     params:
         results=lambda wc: PAPER_RESULTS[wc.slug],
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/{slug}/claims.log",
+        f"{LOGS}/{{slug}}/claims.log",
     localrule: True
     script:
         "../scripts/measure_claims.py"
@@ -27,24 +28,24 @@ rule paper_claims:
 rule paper_notebook:
     input:
         results=paper_results,
-        claims="results/{slug}/claims.parquet",
+        claims=f"{RESULTS}/{{slug}}/claims.parquet",
         reference="notebooks/reference/{slug}.yaml",
         notebook="notebooks/{slug}.py",
     output:
-        page=report("report/{slug}.html", category="{slug}", caption="../notebooks/captions/paper.rst"),
+        page=report(f"{REPORT}/{{slug}}.html", category="{slug}", caption="../notebooks/captions/paper.rst"),
         figures=report(
-            directory("report/{slug}"),
+            directory(f"{REPORT}/{{slug}}"),
             patterns=["{name}.png"],
             category="{slug}",
             caption="../notebooks/captions/paper.rst",
         ),
-        executed="results/{slug}/notebook.ipynb",
+        executed=f"{RESULTS}/{{slug}}/notebook.ipynb",
     params:
         preset=config["preset"],
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/{slug}/notebook.log",
+        f"{LOGS}/{{slug}}/notebook.log",
     localrule: True
     script:
         "../scripts/render_notebook.py"
@@ -52,16 +53,16 @@ rule paper_notebook:
 
 rule scoreboard:
     input:
-        claims=expand("results/{slug}/claims.parquet", slug=PAPERS),
+        claims=expand(f"{RESULTS}/{{slug}}/claims.parquet", slug=PAPERS),
         references=expand("notebooks/reference/{slug}.yaml", slug=PAPERS),
     output:
-        report("results/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
+        report(f"{RESULTS}/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
     params:
         preset=config["preset"],
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/scoreboard.log",
+        f"{LOGS}/scoreboard.log",
     localrule: True
     script:
         "../scripts/build_scoreboard.py"
@@ -69,18 +70,19 @@ rule scoreboard:
 
 rule report_index:
     input:
-        scoreboard="results/scoreboard.csv",
-        pages=expand("report/{slug}.html", slug=PAPERS),
+        scoreboard=f"{RESULTS}/scoreboard.csv",
+        pages=expand(f"{REPORT}/{{slug}}.html", slug=PAPERS),
     output:
-        "report/index.html",
+        index=f"{REPORT}/index.html",
     params:
         papers=PAPERS,
         preset=config["preset"],
         config=config,
+        benchmarks=f"{RESULTS}/benchmarks",
     conda:
         "../envs/pipeline.yaml"
     log:
-        "logs/report_index.log",
+        f"{LOGS}/report_index.log",
     localrule: True
     script:
         "../scripts/build_index.py"

@@ -1,6 +1,7 @@
-"""Rule entry point: report/index.html (papers, scoreboard, provenance, runtime per rule)."""
+"""Rule entry point: <report root>/index.html and scoreboard.html (verdicts, item grid, provenance, runtime)."""
 
 from glob import glob
+from pathlib import Path
 
 from isonorm.provenance import provenance
 from isonorm.report import build_index
@@ -8,12 +9,13 @@ from isonorm.report.papers import paper_pages
 from isonorm.workflow import logged_job
 
 with logged_job(snakemake):
+    report_dir = Path(snakemake.output.index).parent
     build_index(
-        report_dir="report",
+        report_dir=report_dir,
         scoreboard_csv=snakemake.input.scoreboard,
-        papers=paper_pages("report"),
+        papers=paper_pages(report_dir),
         config=dict(snakemake.params.config),
-        benchmark_files=sorted(glob("results/benchmarks/**/*.tsv", recursive=True)),
+        benchmark_files=sorted(glob(f"{snakemake.params.benchmarks}/**/*.tsv", recursive=True)),
         provenance=provenance(),
         preset=snakemake.params.preset,
     )

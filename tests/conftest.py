@@ -1,4 +1,5 @@
-"""Shared fixtures: a copy of the workflow in a temporary folder, and one quick-preset run of it."""
+"""Shared fixtures: a copy of the workflow in a temporary folder, and one quick-preset run of it (made after a run
+in the paper configuration's output root, so that tests can check the two never touch each other's files)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import hashlib
+
 import pytest
 
+from isonorm.outputs import PAPER_PRESET, output_roots
+
 REPO = Path(__file__).resolve().parents[1]
+QUICK = output_roots("quick")  # results/quick, report/quick, logs/quick
+PAPER = output_roots(PAPER_PRESET)  # results, report, logs
+# A run in the paper configuration's output root that a test can afford: the preset name `paper` (which picks the
+# root) with the quick preset's sizes, the data-free items only, and the targets that give a scoreboard and a
+# rendered paper page. Paper sizes would take hours; the root, not the sizes, is what the tests look at.
+PAPER_ROOT_RUN = ("--configfile", "presets/quick.yaml", "--config", "preset=paper", "compute=data-free", "--",
+                  f"{PAPER['results']}/scoreboard.csv", f"{PAPER['report']}/meterez2024.html")
 
 
 def snakemake(workdir: Path, *args: str, env: dict | None = None, timeout: int = 1200) -> subprocess.CompletedProcess:
@@ -37,9 +49,29 @@ def workflow_dir(tmp_path_factory) -> Path:
     return copy_workflow(tmp_path_factory.mktemp("workflow"))
 
 
+def file_digests(workdir: Path, roots: dict[str, Path], skip: dict[str, Path]) -> dict[str, str]:
+    """{path: sha256} of every file under ``roots`` (results, report, logs), leaving out the subfolders ``skip``."""
+    digests = {}
+    for kind, root in roots.items():
+        for path in sorted((workdir / root).rglob("*")):
+            if path.is_file() and not path.is_relative_to(workdir / skip[kind]):
+                digests[str(path.relative_to(workdir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
 @pytest.fixture(scope="session")
-def quick_run(workflow_dir: Path) -> Path:
-    """The whole DAG under presets/quick.yaml, run once per test session (a few minutes on a 2-core CPU)."""
+def paper_root_run(workflow_dir: Path) -> dict[str, str]:
+    """PAPER_ROOT_RUN in the workflow copy, before the quick run; returns the digests of the files it wrote."""
+    done = snakemake(workflow_dir, "--cores", "2", *PAPER_ROOT_RUN)
+    if done.returncode != 0:
+        pytest.fail(f"run in the paper root failed:\n{done.stdout[-5000:]}\n{done.stderr[-10000:]}")
+    return file_digests(workflow_dir, PAPER, skip=QUICK)
+
+
+@pytest.fixture(scope="session")
+def quick_run(workflow_dir: Path, paper_root_run: dict[str, str]) -> Path:
+    """The whole DAG under presets/quick.yaml, run once per test session (a few minutes on a 2-core CPU), in the
+    same folder as (and after) ``paper_root_run``."""
     done = snakemake(workflow_dir, "--cores", "2", "--configfile", "presets/quick.yaml")
     if done.returncode != 0:
         pytest.fail(f"quick preset failed:\n{done.stdout[-5000:]}\n{done.stderr[-10000:]}")

@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, copy_workflow
+from conftest import QUICK, REPO, copy_workflow
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
@@ -213,21 +213,22 @@ def test_small_jobs_are_grouped_as_the_profile_says(slurm_run):
 # --- same report as the local run ------------------------------------------------------------------
 
 def report_content(workdir: Path) -> dict:
-    """What the report says, without provenance (times, host, run times differ between runs)."""
+    """What the quick report says, without provenance (times, host, run times differ between runs)."""
     content = {}
-    for page in sorted((workdir / "report").glob("*.html")):
-        if page.name == "index.html":
+    for page in sorted((workdir / QUICK["report"]).glob("*.html")):
+        if page.name in ("index.html", "scoreboard.html"):
             continue
         content[page.name] = sorted(re.findall(r'<figure[^>]*\bid="([^"]+)"', page.read_text()))
-        content[page.stem + "/"] = sorted(p.name for p in (workdir / "report" / page.stem).iterdir())
+        content[page.stem + "/"] = sorted(p.name for p in (workdir / QUICK["report"] / page.stem).iterdir())
     return content
 
 
 def tables(workdir: Path) -> dict[str, pd.DataFrame]:
-    """Every table behind the report: measurements, claims, scoreboard and the report's own tables."""
-    found = {str(p.relative_to(workdir)): pd.read_parquet(p) for p in (workdir / "results").rglob("*.parquet")}
-    found |= {str(p.relative_to(workdir)): pd.read_csv(p) for p in (workdir / "report").glob("*/*.csv")}
-    found["results/scoreboard.csv"] = pd.read_csv(workdir / "results" / "scoreboard.csv")
+    """Every table behind the quick report: measurements, claims, scoreboard and the report's own tables."""
+    results, report = workdir / QUICK["results"], workdir / QUICK["report"]
+    found = {str(p.relative_to(results)): pd.read_parquet(p) for p in results.rglob("*.parquet")}
+    found |= {str(p.relative_to(report)): pd.read_csv(p) for p in report.glob("*/*.csv")}
+    found["scoreboard.csv"] = pd.read_csv(results / "scoreboard.csv")
     return found
 
 
@@ -236,7 +237,7 @@ def test_report_has_the_same_content_as_the_local_run(slurm_run, quick_run):
     assert report_content(work) == report_content(quick_run)
     here, there = tables(work), tables(quick_run)
     assert set(here) == set(there)
-    assert {"results/scoreboard.csv", "results/daneshmand2021/claims.parquet"} <= set(here)
+    assert {"scoreboard.csv", "daneshmand2021/claims.parquet"} <= set(here)
     for name, frame in here.items():
         # The runs are seeded; the tolerance only absorbs summation order (thread counts differ per job).
         pd.testing.assert_frame_equal(frame, there[name], check_exact=False, rtol=1e-6, atol=1e-9, obj=name)

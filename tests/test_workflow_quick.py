@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import snakemake
+from conftest import QUICK, snakemake
 from isonorm.experiments.daneshmand2021.summaries import ITEMS as D21_ITEMS
 from isonorm.experiments.joudaki2023 import ITEMS as J23_ITEMS
 from isonorm.experiments.lu2024 import ITEMS as L24_ITEMS
@@ -26,19 +26,19 @@ NOT_REPRODUCIBLE = {"daneshmand2021-apph"}
 
 @pytest.mark.parametrize("slug", sorted(ITEM_IDS))
 def test_quick_report_has_every_item_with_a_rendered_figure_or_table(quick_run, slug):
-    page = (quick_run / "report" / f"{slug}.html").read_text()
+    page = (quick_run / QUICK["report"] / f"{slug}.html").read_text()
     for item in ITEM_IDS[slug]:
         assert f'id="{item}"' in page, f"{item} missing from the report"
     for src in re.findall(r'<img src="([^"]+)"', page):
-        assert (quick_run / "report" / src).is_file(), src
-    figures = {p.stem for p in (quick_run / "report" / slug).glob("*.png")}
-    tables = {p.stem for p in (quick_run / "report" / slug).glob("*.csv")}
+        assert (quick_run / QUICK["report"] / src).is_file(), src
+    figures = {p.stem for p in (quick_run / QUICK["report"] / slug).glob("*.png")}
+    tables = {p.stem for p in (quick_run / QUICK["report"] / slug).glob("*.csv")}
     assert figures | tables >= set(ITEM_IDS[slug]) - NOT_REPRODUCIBLE
     assert "quick" in page  # the preset badge
 
 
 def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
-    board = pd.read_csv(quick_run / "results" / "scoreboard.csv")
+    board = pd.read_csv(quick_run / QUICK["results"] / "scoreboard.csv")
     assert list(board.columns) == ["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict",
                                    "provenance", "preset"]
     assert set(board.provenance.dropna()) <= {"printed", "read-off", "derived"}
@@ -60,14 +60,14 @@ def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
 def test_results_are_tidy_parquet_with_provenance(quick_run):
     from isonorm.results import read_metadata
 
-    path = next((quick_run / "results" / "daneshmand2021" / "fig1").glob("*.parquet"))
+    path = next((quick_run / QUICK["results"] / "daneshmand2021" / "fig1").glob("*.parquet"))
     meta = read_metadata(path)
     assert {"config", "git_commit", "packages", "device"} <= set(meta)
     assert meta["config"]["function"].endswith("warmup_cosine")
 
 
 def test_index_page_links_the_paper_and_shows_provenance(quick_run):
-    index = (quick_run / "report" / "index.html").read_text()
+    index = (quick_run / QUICK["report"] / "index.html").read_text()
     for slug in ITEM_IDS:
         assert f'href="{slug}.html' in index
     assert "torch" in index and "quick" in index
@@ -81,15 +81,15 @@ def test_report_in_headless_chromium(quick_run):
     if reason:
         pytest.skip(reason)
     pages = {f"{slug}.html": ids for slug, ids in ITEM_IDS.items()}
-    problems = check_report(quick_run / "report", {**pages, "index.html": []})
+    problems = check_report(quick_run / QUICK["report"], {**pages, "index.html": []})
     assert problems == []
 
 
 def test_snakemake_report_archive(quick_run):
     done = snakemake(quick_run, "--cores", "1", "--configfile", "presets/quick.yaml", "--report",
-                     "report/snakemake-report.zip")
+                     f"{QUICK['report']}/snakemake-report.zip")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (quick_run / "report" / "snakemake-report.zip").stat().st_size > 0
+    assert (quick_run / QUICK["report"] / "snakemake-report.zip").stat().st_size > 0
 
 
 def test_rerun_after_a_plot_change_does_not_recompute(quick_run):
