@@ -3,7 +3,7 @@
 #   paper_claims     <RESULTS>/<slug>/claims.parquet   the paper's checkable quantities, measured from its results
 #   paper_notebook   <REPORT>/<slug>.html, <slug>/      a papermill notebook renders every item under its id
 #   scoreboard       <RESULTS>/scoreboard.csv          claims against notebooks/reference/<slug>.yaml, one verdict each
-#   report_index     <REPORT>/index.html               papers, scoreboard, provenance, runtime per rule
+#   report_index     <REPORT>/index.html, scoreboard.html  verdicts, item grid, provenance; the whole scoreboard
 
 wildcard_constraints:
     slug="|".join(PAPERS),
@@ -74,6 +74,7 @@ rule report_index:
         pages=expand(f"{REPORT}/{{slug}}.html", slug=PAPERS),
     output:
         index=f"{REPORT}/index.html",
+        scoreboard=f"{REPORT}/scoreboard.html",
     params:
         papers=PAPERS,
         preset=config["preset"],

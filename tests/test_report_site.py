@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from isonorm.report.benchmarks import read_benchmark, read_benchmarks, rule_and_wildcards, runtime_per_rule
+from isonorm.report.item_grid import page_items, tile_state
+from isonorm.report.markup import VERDICT_COLOURS, VERDICT_EDGES
 from isonorm.report.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
-from isonorm.report.site import build_index
+from isonorm.report.site import SitePages, build_index
+from isonorm.report.verdict_figure import verdict_counts
 
 PAPERS = [
     {"slug": "lu2024", "title": "Paper <one>", "html": "lu2024.html"},
@@ -21,11 +24,14 @@ PAPERS = [
 
 
 class Links(HTMLParser):
-    """Ids, hrefs, srcs and tags of a page, for a static check (the browser check is in test_report_browser)."""
+    """Ids, hrefs, srcs, tags, tiles and table rows of a page, for a static check (the browser check is in
+    test_report_browser)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
         self.ids, self.hrefs, self.srcs, self.tags = set(), [], [], set()
+        self.tiles: dict[str, dict] = {}  # data-item -> tag, classes, href, title
+        self.rows: list[dict] = []  # <tr data-verdict=...> of the scoreboard page
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
@@ -36,6 +42,24 @@ class Links(HTMLParser):
         for key, bucket in (("href", self.hrefs), ("src", self.srcs)):
             if key in attrs:
                 bucket.append(attrs[key])
+        classes = (attrs.get("class") or "").split()
+        if "tile" in classes:
+            self.tiles[attrs["data-item"]] = {"tag": tag, "classes": classes, "href": attrs.get("href"),
+                                              "title": attrs.get("title")}
+        if tag == "tr" and "data-verdict" in attrs:
+            self.rows.append(attrs)
+
+
+# The lu2024 page as ItemRenderer writes it (figure or section of class "item"), inside nbconvert's wrapping.
+LU2024_PAGE = """<html><body><div class="jp-OutputArea-output">
+<figure id="lu2024-fig2" class="item"><img alt="x"><figcaption>fig2</figcaption></figure>
+<figure id="lu2024-fig3" class="item"></figure>
+<figure id="lu2024-fig4" class="item"></figure>
+<figure id="lu2024-table5" class="item"></figure>
+<section id="lu2024-fig5" class="item not-run"><h3>not run</h3></section>
+<section id="lu2024-apptable3" class="item not-reproducible"><h3>not reproducible</h3></section>
+<div id="lu2024-notanitem">an id, but not an item</div>
+</div></body></html>"""
 
 
 def write_benchmark(path: Path, rows: str) -> Path:
@@ -48,11 +72,19 @@ def write_benchmark(path: Path, rows: str) -> Path:
 def fake_report(tmp_path):
     report = tmp_path / "report"
     report.mkdir()
-    (report / "lu2024.html").write_text('<html><body><figure id="lu2024-fig2"></figure></body></html>')
+    (report / "lu2024.html").write_text(LU2024_PAGE)
+    nan = float("nan")
     board = pd.DataFrame([
         ["lu2024", "lu2024-fig2", "a", 1.0, 1.05, 0.1, "match", "printed", "quick"],
         ["lu2024", "lu2024-fig2", "b", 1.0, 3.0, 0.1, "mismatch", "read-off", "quick"],
-        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, float("nan"), 0.1, "not-run", "read-off", "quick"],
+        ["lu2024", "lu2024-fig2", "c", 1.0, nan, 0.1, "not-run", "read-off", "quick"],
+        ["lu2024", "lu2024-fig3", "a", 10.0, 10.0, 0.5, "match", "derived", "quick"],
+        ["lu2024", "lu2024-fig3", "extra", nan, 4.0, nan, "no-reference", nan, "quick"],
+        ["lu2024", "lu2024-fig4", "extra", nan, 4.0, nan, "no-reference", nan, "quick"],
+        ["lu2024", "lu2024-fig5", "a", 1.0, nan, 0.1, "not-run", "printed", "quick"],
+        ["lu2024", "lu2024-apptable3", "a", 1.0, nan, 0.1, "not-run", "printed", "quick"],
+        ["lu2024", "lu2024-fig9", "a", 2.0, 2.0, 0.1, "match", "printed", "quick"],  # on no page
+        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, nan, 0.1, "not-run", "read-off", "quick"],
     ], columns=list(SCOREBOARD_COLUMNS))
     scoreboard = write_scoreboard(board, tmp_path / "results" / "scoreboard.csv")
     benchmarks = tmp_path / "results" / "benchmarks"
@@ -69,14 +101,16 @@ def fake_report(tmp_path):
 
 def test_index_links_only_existing_pages_and_resolves(fake_report):
     report, scoreboard, files, provenance, config = fake_report
-    index = build_index(report, scoreboard, PAPERS, config, files, provenance, preset="quick")
-    assert index == report / "index.html"
+    pages = build_index(report, scoreboard, PAPERS, config, files, provenance, preset="quick")
+    assert pages == SitePages(report / "index.html", report / "scoreboard.html")
+    index = pages.index
     text = index.read_text()
     page = Links(text)
 
     assert "lu2024.html" in page.hrefs and not any(h.startswith("joudaki2023.html") for h in page.hrefs)
     assert "joudaki2023 <em>(not yet reproduced)</em>" in text
-    assert "lu2024.html#lu2024-fig2" in page.hrefs  # scoreboard items link into their page
+    assert "lu2024.html#lu2024-fig2" in page.hrefs  # tiles link into their page
+    assert "scoreboard.html" in page.hrefs
     for href in page.hrefs:  # no broken link
         url = urlsplit(href)
         target = report / unquote(url.path) if url.path else index
@@ -88,21 +122,120 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
     assert not any(h.startswith(("http:", "https:", "//")) for h in page.hrefs)
     assert 'href="http' not in text and "<link" not in text
 
+    assert 'class="made-with">Made with the <strong>quick</strong> preset, git commit <code>abc123</code>' in text
     assert "class=\"preset-banner\"" in text and "quick</strong> preset" in text
     assert "Paper &lt;one&gt;" in text  # escaped
-    assert 'class="verdict-mismatch">mismatch' in text
+    # One table of counts per paper (items, then the scoreboard rows by verdict); no separate summary table.
     assert '<tr id="paper-lu2024"><td><a href="lu2024.html">lu2024</a></td><td>Paper &lt;one&gt;</td>' \
-           "<td>1</td><td>1</td><td>0</td><td>0</td><td>2</td></tr>" in text
+           "<td>7</td><td>3</td><td>1</td><td>3</td><td>2</td><td>9</td></tr>" in text
+    assert "summary" not in page.ids and "Scoreboard summary" not in text
     assert "match-rates" in page.ids  # per paper and provenance: the printed match, the read-off does not
-    assert "1 / 1 (100 %)" in text and "0 / 1 (0 %)" in text
+    assert "2 / 2 (100 %)" in text and "0 / 1 (0 %)" in text
     for needle in ("abc123", "cpu:test", "torch", "widths:", "train_lu2024", "simulate", "bn/seed0"):
         assert needle in text, needle
+    # Top to bottom: the figure, the items, the papers, match rates, the scoreboard link, runtime, provenance.
+    order = ["verdict-figure", 'id="items"', 'id="papers"', 'id="match-rates"', 'href="scoreboard.html">the',
+             'id="runtime"', 'id="provenance"']
+    assert [text.index(n) for n in order] == sorted(text.index(n) for n in order)
+
+
+def test_tiles_are_coloured_by_the_worst_verdict_and_link_to_existing_ids(fake_report):
+    report, scoreboard, files, provenance, config = fake_report
+    tiles = Links(build_index(report, scoreboard, PAPERS, config, files, provenance, "quick").index.read_text()).tiles
+    state = {item: next(c.removeprefix("verdict-") for c in t["classes"] if c.startswith("verdict-"))
+             for item, t in tiles.items()}
+    assert state == {
+        "lu2024-fig2": "mismatch",  # match + mismatch + not-run: mismatch is worst
+        "lu2024-fig3": "match",  # a no-reference row does not count against it
+        "lu2024-fig4": "no-reference",
+        "lu2024-table5": "no-reference",  # on the page, in no scoreboard row
+        "lu2024-fig5": "not-run",
+        "lu2024-apptable3": "not-reproducible",  # the page's mark wins over its not-run rows
+        "lu2024-fig9": "match",
+        "joudaki2023-fig1": "not-run",
+    }
+    assert list(tiles)[:6] == ["lu2024-fig2", "lu2024-fig3", "lu2024-fig4", "lu2024-table5", "lu2024-fig5",
+                               "lu2024-apptable3"]  # page order, then items on no page
+    ids_on_page = Links(LU2024_PAGE).ids
+    for item in ("lu2024-fig2", "lu2024-fig3", "lu2024-fig4", "lu2024-table5", "lu2024-fig5", "lu2024-apptable3"):
+        assert tiles[item]["tag"] == "a" and tiles[item]["href"] == f"lu2024.html#{item}", item
+        assert item in ids_on_page
+    for item in ("lu2024-fig9", "joudaki2023-fig1"):  # in the scoreboard, on no page: plain text
+        assert tiles[item]["tag"] == "span" and tiles[item]["href"] is None, item
+        assert "not on any page" in tiles[item]["title"]
+    assert "lu2024-notanitem" not in tiles
+    assert tiles["lu2024-fig2"]["title"] == "lu2024-fig2: 1 match, 1 mismatch, 1 not-run"
+    assert tiles["lu2024-apptable3"]["title"] == "lu2024-apptable3: not reproducible; 1 not-run"
+    assert tiles["lu2024-table5"]["title"] == "lu2024-table5: no reference values"
+    text = (report / "index.html").read_text()
+    for name in ("match", "mismatch", "not-run", "no-reference", "not-reproducible"):  # the legend
+        assert f'class="swatch verdict-{name}"' in text
+        # One palette: the tiles' and the verdict cells' colours come from it.
+        assert f".tile.verdict-{name}, .swatch.verdict-{name} {{ background: {VERDICT_COLOURS[name]};" in text
+
+
+def test_tile_state_order():
+    assert tile_state({"match": 2, "mismatch": 1, "not-run": 1}, {"item"}) == "mismatch"
+    assert tile_state({"match": 2, "not-run": 1}, {"item"}) == "not-run"
+    assert tile_state({"match": 2, "no-reference": 1}, {"item"}) == "match"
+    assert tile_state({"no-reference": 3}, {"item"}) == "no-reference"
+    assert tile_state({}, {"item", "not-run"}) == "not-run"
+    assert tile_state({"match": 1}, {"item", "not-reproducible"}) == "not-reproducible"
+
+
+def test_page_items_reads_item_ids_in_page_order(tmp_path):
+    page = tmp_path / "p.html"
+    page.write_text(LU2024_PAGE)
+    items = page_items(page)
+    assert list(items)[0] == "lu2024-fig2" and "not-reproducible" in items["lu2024-apptable3"]
+    assert "lu2024-notanitem" not in items and page_items(tmp_path / "missing.html") == {}
+
+
+def test_verdict_figure_is_inline_svg_in_the_palette(fake_report):
+    report, scoreboard, files, provenance, config = fake_report
+    text = build_index(report, scoreboard, PAPERS, config, files, provenance, "paper").index.read_text()
+    start = text.index('<figure id="verdict-figure"')
+    figure = text[start:text.index("</figure>", start)]
+    assert "<svg " in figure and "<?xml" not in text and "<!DOCTYPE svg" not in text
+    for name in ("match", "mismatch", "not-run"):  # the bars are filled and edged with the pages' verdict colours
+        assert f"fill: {VERDICT_COLOURS[name]}" in figure and f"stroke: {VERDICT_EDGES[name]}" in figure
+    assert "no paper reports: 2 in all) are left out of the bars" in figure
+    counts = verdict_counts(pd.read_csv(scoreboard), ["lu2024", "joudaki2023", "meterez2024"])
+    assert counts.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "not-run": 3, "no-reference": 2}
+    assert counts.loc["meterez2024"].sum() == 0  # a paper without rows has an empty bar
+    assert "3 of 7 match (43 %), 1 mismatch" in figure
+
+
+def test_scoreboard_page_has_every_row_filters_and_links(fake_report):
+    report, scoreboard, files, provenance, config = fake_report
+    text = build_index(report, scoreboard, PAPERS, config, files, provenance, "quick").scoreboard.read_text()
+    page = Links(text)
+    board = pd.read_csv(scoreboard)
+    assert [r["data-verdict"] for r in page.rows] == list(board["verdict"])
+    assert [r["data-paper"] for r in page.rows] == list(board["paper"])
+    assert page.rows[0]["data-text"] == "lu2024-fig2 a"
+    assert "10 of 10 rows shown" in text  # also without JavaScript
+    assert '<nav><a href="index.html">' in text
+    # Items link to their page only where the page shows them.
+    assert "lu2024.html#lu2024-fig2" in page.hrefs and "lu2024.html#lu2024-apptable3" in page.hrefs
+    assert not any("lu2024-fig9" in h or "joudaki2023" in h for h in page.hrefs)
+    assert "<td>lu2024-fig9</td>" in text and "<td>joudaki2023-fig1</td>" in text
+    for element in ("filter-verdict", "filter-paper", "filter-text", "row-count", "scoreboard-table"):
+        assert element in page.ids
+    for verdict in ("match", "mismatch", "not-run", "no-reference"):
+        assert f'<option value="{verdict}">' in text
+    assert '<td class="number" data-value="1.05">1.05</td>' in text  # numeric columns sort by their raw value
+    assert '<td class="number" data-value="">–</td>' in text
+    # Plain inline JavaScript, nothing external; the filters show only when it runs.
+    assert "<script>" in text and page.srcs == [] and "<link" not in text
+    assert '<form id="filters" class="filters" hidden>' in text
 
 
 def test_paper_preset_has_no_banner(fake_report):
     report, scoreboard, files, provenance, config = fake_report
-    text = build_index(report, scoreboard, PAPERS, config, [], provenance, preset="paper").read_text()
+    text = build_index(report, scoreboard, PAPERS, config, [], provenance, preset="paper").index.read_text()
     assert "class=\"preset-banner\"" not in text and "No benchmark files yet" in text
+    assert "Made with the <strong>paper</strong> preset" in text
 
 
 def test_index_needs_complete_paper_entries(fake_report):
@@ -114,8 +247,15 @@ def test_index_needs_complete_paper_entries(fake_report):
 def test_empty_scoreboard_builds(fake_report, tmp_path):
     report, _, files, provenance, config = fake_report
     empty = write_scoreboard(pd.DataFrame(columns=list(SCOREBOARD_COLUMNS)), tmp_path / "empty.csv")
-    text = build_index(report, empty, PAPERS, config, files, provenance, preset="paper").read_text()
+    pages = build_index(report, empty, PAPERS, config, files, {}, preset="paper")
+    text = pages.index.read_text()
     assert "<td>0</td><td>0</td><td>0</td><td>0</td><td>0</td>" in text
+    assert 'id="verdict-figure"' in text and "no reference values" in text
+    tiles = Links(text).tiles  # the page's items still show, with no reference values
+    assert tiles["lu2024-fig2"]["classes"] == ["tile", "verdict-no-reference"]
+    assert tiles["lu2024-apptable3"]["classes"] == ["tile", "verdict-not-reproducible"]
+    assert "0 of 0 rows shown" in pages.scoreboard.read_text()
+    assert 'id="verdict-figure"' in build_index(report, empty, [], config, [], {}, "paper").index.read_text()
 
 
 def test_rule_and_wildcards_from_path():

@@ -66,10 +66,12 @@ def test_results_are_tidy_parquet_with_provenance(quick_run):
     assert meta["config"]["function"].endswith("warmup_cosine")
 
 
-def test_index_page_links_the_paper_and_shows_provenance(quick_run):
+def test_index_page_has_one_linked_tile_per_item_and_shows_provenance(quick_run):
     index = (quick_run / QUICK["report"] / "index.html").read_text()
-    for slug in ITEM_IDS:
-        assert f'href="{slug}.html' in index
+    tiles = re.findall(r'<a class="tile [^"]*" data-item="([^"]+)" title="[^"]*" href="([^"]+)"', index)
+    assert sorted(item for item, _ in tiles) == sorted(i for ids in ITEM_IDS.values() for i in ids)
+    assert all(href == f"{item.split('-')[0]}.html#{item}" for item, href in tiles)
+    assert 'id="verdict-figure"' in index and "<svg" in index
     assert "torch" in index and "quick" in index
 
 
@@ -81,8 +83,9 @@ def test_report_in_headless_chromium(quick_run):
     if reason:
         pytest.skip(reason)
     pages = {f"{slug}.html": ids for slug, ids in ITEM_IDS.items()}
-    problems = check_report(quick_run / QUICK["report"], {**pages, "index.html": []})
-    assert problems == []
+    expected = {**pages, "index.html": ["verdict-figure", "items"], "scoreboard.html": ["scoreboard-table"]}
+    problems = check_report(quick_run / QUICK["report"], expected)
+    assert problems == [], problems
 
 
 def test_snakemake_report_archive(quick_run):

@@ -5,13 +5,16 @@
 - ``comparison``     compare rules and verdicts, shared by every table that shows one
 - ``scoreboard``     ``results/scoreboard.csv`` and its summary (architecture §7)
 - ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id
-- ``site``           ``report/index.html``
+- ``site``           ``report/index.html`` and ``report/scoreboard.html`` (``build_index``), made of
+  ``verdict_figure`` (stacked bars per paper, inline SVG), ``item_grid`` (every item as a tile coloured by its
+  worst verdict) and ``scoreboard_page`` (the whole scoreboard, sortable and filterable)
 - ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files
-- ``browser_check``  headless-Chromium check of the built report
+- ``browser_check``  headless-Chromium check of the built report (page-specific parts in ``browser_pages``)
 
 ``ItemRenderer`` is imported on first use (``from isonorm.report import ItemRenderer``) because it pulls in
-IPython and matplotlib, which the scoreboard and index rules do not need; ``browser_check`` (Selenium) is
-imported from its module by the test that runs it.
+IPython and seaborn, which the scoreboard and index rules do not need (the index imports matplotlib only
+when it draws its verdict figure); ``browser_check`` (Selenium) is imported from its module by the test that
+runs it.
 """
 
 from .claims import read_claims, write_claims
@@ -19,12 +22,12 @@ from .comparison import COMPARE_RULES, VERDICTS, verdict, within
 from .ids import PAPER_SLUGS, check_item_id
 from .references import ReferenceFormatError, load_all_references, load_references, paper_title
 from .scoreboard import SCOREBOARD_COLUMNS, build_scoreboard, read_scoreboard, summarize_scoreboard, write_scoreboard
-from .site import build_index
+from .site import SitePages, build_index
 
 __all__ = [
     "COMPARE_RULES", "ItemRenderer", "PAPER_SLUGS", "SCOREBOARD_COLUMNS", "VERDICTS", "ReferenceFormatError",
-    "build_index", "build_scoreboard", "check_item_id", "load_all_references", "load_references", "paper_title",
-    "read_claims", "read_scoreboard", "summarize_scoreboard", "verdict", "within", "write_claims",
+    "SitePages", "build_index", "build_scoreboard", "check_item_id", "load_all_references", "load_references",
+    "paper_title", "read_claims", "read_scoreboard", "summarize_scoreboard", "verdict", "within", "write_claims",
     "write_scoreboard",
 ]
 

@@ -1,8 +1,11 @@
 """Check the built report in a real headless Chromium (architecture §10): images load, ids exist, links resolve.
 
 A static parse would miss what a reader sees: an ``<img>`` whose file is corrupt, a path that only works
-from another working directory, a fragment that no element carries. So every page is opened by Chromium
-(Debian packages ``chromium`` and ``chromium-driver``) through Selenium, from ``file://`` URLs.
+from another working directory, a fragment that no element carries, a figure that does not render, a filter
+whose script does nothing. So every page is opened by Chromium (Debian packages ``chromium`` and
+``chromium-driver``) through Selenium, from ``file://`` URLs. The index also gets its verdict figure and
+item tiles checked, the scoreboard page its filter, and the paper pages' figures are counted for the
+paper-value overlays they draw (``data-paper-points``).
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
-from urllib.parse import unquote, urljoin, urlsplit
-from urllib.request import url2pathname
+
+from .browser_pages import (
+    INDEX, SCOREBOARD, check_index, check_scoreboard_filter, count_paper_points, link_problem, local_target,
+)
+from .verdict_figure import FIGURE_ID
 
 # Debian's packages put them here; `shutil.which` is the fallback for other layouts.
 CHROMIUM = "/usr/bin/chromium"
@@ -45,8 +51,18 @@ return {
   ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id)
          .concat(Array.from(document.querySelectorAll('a[name]')).map(e => e.getAttribute('name'))),
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href')),
+  tiles: Array.from(document.querySelectorAll('.tile[data-item]'))
+           .map(t => [t.getAttribute('data-item'), t.tagName === 'A' ? t.getAttribute('href') : null]),
+  figure: (() => {
+    const figure = document.getElementById('%(figure)s');
+    if (!figure) return null;
+    const svg = figure.querySelector('svg'), box = (svg || figure).getBoundingClientRect();
+    return {svg: svg !== null, width: box.width, height: box.height};
+  })(),
+  paperPoints: Array.from(document.querySelectorAll('figure.item[data-paper-points]'))
+                 .map(f => [f.id, f.getAttribute('data-paper-points')]),
 };
-"""
+""" % {"figure": FIGURE_ID}
 
 
 class BrowserUnavailable(RuntimeError):
@@ -121,15 +137,8 @@ class _PageReader:
         return self.ids[page]
 
 
-def _local_target(base_url: str, reference: str) -> tuple[Path, str] | None:
-    """(file, fragment) a link or src points to, or None when it is not a local file (http, mailto, data)."""
-    url = urlsplit(urljoin(base_url, reference))
-    if url.scheme != "file":
-        return None
-    return Path(url2pathname(url.path)), unquote(url.fragment)
-
-
-def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequence[str]) -> list[str]:
+def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequence[str],
+                paper_points: dict[str, int]) -> list[str]:
     page = report_dir / name
     if not page.is_file():
         return [f"{name}: page does not exist"]
@@ -141,40 +150,59 @@ def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequ
     for src, complete, width in found["images"]:
         if not (complete and width > 0):
             problems.append(f"{name}: broken image {src!r} (did not load)")
-        target = _local_target(found["url"], src)
+        target = local_target(found["url"], src)
         if target is not None and not target[0].resolve().is_relative_to(report_dir):
             problems.append(f"{name}: image {src!r} lies outside the report directory")
     problems += [f"{name}: missing id {item!r}" for item in expected if item not in found["ids"]]
+    tile_links: set[str] = set()  # checked by check_index, with the tile's item in the message
+    if name == INDEX:
+        problems += check_index(reader, report_dir, found)
+        tile_links = {href for _, href in found["tiles"] if href is not None}
+    elif name == SCOREBOARD:
+        problems += check_scoreboard_filter(reader.driver)  # while the page is loaded, before any link is followed
+    else:
+        paper_points[name], counted = count_paper_points(name, found)
+        problems += counted
     for href in found["links"]:
-        target = _local_target(found["url"], href)
-        if target is None:
-            continue
-        path, fragment = target
-        if not path.exists():
-            problems.append(f"{name}: dead link {href!r} (no file {path})")
-        elif not path.resolve().is_relative_to(report_dir):
-            problems.append(f"{name}: link {href!r} leaves the report directory")
-        elif fragment and path.suffix in (".html", ".htm"):
-            try:
-                if fragment not in reader.ids_of(path):
-                    problems.append(f"{name}: dead link {href!r} (no id {fragment!r} in {path.name})")
-            except TimeoutError as err:
-                problems.append(f"{name}: link {href!r}: target {err}")
+        problem = None if href in tile_links else link_problem(reader, report_dir, found["url"], href)
+        if problem:
+            problems.append(f"{name}: {problem}")
     return problems
 
 
-def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str]]) -> list[str]:
+class ReportCheck(list):
+    """The problems found, one line each (an empty list means the report is fine), plus ``paper_points``:
+    for each paper page checked, how many of its item figures drew the paper's values (``data-paper-points``
+    > 0)."""
+
+    def __init__(self, problems: Sequence[str] = (), paper_points: Mapping[str, int] | None = None) -> None:
+        super().__init__(problems)
+        self.paper_points = dict(paper_points or {})
+
+
+def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str]],
+                 expect_paper_points: bool = False) -> ReportCheck:
     """Problems found in the report, one line each; an empty list means it is fine.
 
     ``expected_ids`` maps a page (relative to ``report_dir``, e.g. ``index.html``, ``lu2024.html``) to the
     ids it must carry (its items). Every listed page is opened in headless Chromium and checked for
-    images that do not load, missing ids, and local links to a missing file or fragment. Raises
-    BrowserUnavailable (with the install command) when Chromium, chromedriver or Selenium is missing.
+    images that do not load, missing ids, and local links to a missing file or fragment. ``index.html``
+    also has its verdict figure checked (present, rendered) and every item tile's link (to its own id on
+    a page that has it); ``scoreboard.html`` has its verdict filter driven (``mismatch``, then all). Every
+    other page is a paper page: its ``<figure class="item" data-paper-points="N">`` with N > 0 are counted
+    (``ReportCheck.paper_points``) and, with ``expect_paper_points``, it is a problem when no figure of
+    any of them drew the paper's values. Raises BrowserUnavailable (with the install command) when
+    Chromium, chromedriver or Selenium is missing.
     """
     report_dir = Path(report_dir).resolve()
     with headless_chromium() as driver:
         reader = _PageReader(driver)
         problems: list[str] = []
+        paper_points: dict[str, int] = {}
         for name, expected in expected_ids.items():
-            problems += _check_page(reader, report_dir, name, expected)
-        return problems
+            problems += _check_page(reader, report_dir, name, expected, paper_points)
+        if expect_paper_points and not any(paper_points.values()):
+            pages = ", ".join(paper_points) or "none checked"
+            problems.append("no figure of the report draws the paper's values: no <figure class=\"item\"> with "
+                            f"data-paper-points > 0 on the paper pages ({pages})")
+        return ReportCheck(problems, paper_points)

@@ -10,15 +10,52 @@ import math
 
 import pandas as pd
 
+from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
 from .comparison import describe_tolerance
 
-# The paper-faithful configuration (architecture §4); any other preset is flagged on every page and item.
-PAPER_PRESET = "paper"
+# The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
+# it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
+NOT_REPRODUCIBLE = "not-reproducible"
+VERDICT_COLOURS = {
+    "match": "#b9e2c3", "mismatch": "#f3b6bc", "not-run": "#d9dbde", "no-reference": "#e4eef8",
+    NOT_REPRODUCIBLE: "#ddd0ee",
+}
+# Darker edges of the same hues, for bars and tiles.
+VERDICT_EDGES = {
+    "match": "#3f8f52", "mismatch": "#b8414d", "not-run": "#7d8288", "no-reference": "#7c98b6",
+    NOT_REPRODUCIBLE: "#7d62a3",
+}
 
-VERDICT_COLOURS = {"match": "#d4edda", "mismatch": "#f8d7da", "not-run": "#e2e3e5", "no-reference": "#fff3cd"}
-
-# For pages this package writes whole (the index); the notebook pages keep nbconvert's own layout.
-PAGE_STYLE = "body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; padding: 0 1em; }\n"
+# For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.
+PAGE_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; padding: 0 1em; line-height: 1.4; }
+h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+.made-with { color: #444; }
+figure.verdict-figure { margin: 0.5em 0; }
+figure.verdict-figure svg { max-width: 100%; width: 48em; height: auto; }
+figure.verdict-figure figcaption, .note { color: #444; font-size: 0.9em; }
+.legend { margin: 0.3em 0 0.8em; font-size: 0.9em; }
+.legend span.swatch { margin-right: 1em; }
+.item-group { margin: 0.6em 0 1em; }
+.item-group h3 { font-size: 1em; margin: 0 0 0.3em; }
+.item-group h3 .counts { font-weight: normal; color: #444; margin-left: 0.5em; }
+.tiles { display: flex; flex-wrap: wrap; gap: 0.25em; }
+.tile, .swatch { display: inline-block; border: 1px solid; border-radius: 0.25em; padding: 0.1em 0.4em;
+  font-family: monospace; font-size: 0.85em; color: #000; text-decoration: none; }
+a.tile:hover, a.tile:focus { outline: 2px solid #000; }
+span.tile { border-style: dashed; }
+.swatch { font-family: inherit; }
+form.filters { margin: 0.5em 0; display: flex; flex-wrap: wrap; gap: 1em; align-items: center; }
+form.filters[hidden] { display: none; }  /* shown by the page's script, which makes it work */
+#row-count { font-weight: bold; }
+table.sortable th button { font: inherit; font-weight: bold; border: none; background: none; padding: 0;
+  cursor: pointer; white-space: nowrap; }
+table.sortable td a { white-space: nowrap; }
+table.sortable th button::after { content: " \\2195"; color: #888; }
+table.sortable th[aria-sort=ascending] button::after { content: " \\25B2"; color: inherit; }
+table.sortable th[aria-sort=descending] button::after { content: " \\25BC"; color: inherit; }
+table.sortable td.number { text-align: right; font-variant-numeric: tabular-nums; }
+"""
 
 # For items, tables and badges, wherever they are shown.
 ITEM_STYLE = """
@@ -33,7 +70,9 @@ figcaption .item-id { font-family: monospace; font-weight: bold; margin-right: 0
 .preset-banner { background: #fff3cd; border: 1px solid #ffcc00; padding: 0.5em 1em; }
 section.not-reproducible { border-left: 4px solid #999; padding-left: 1em; color: #444; }
 """ + "".join(
-    f"td.verdict-{name} {{ background: {colour}; }}\n" for name, colour in VERDICT_COLOURS.items()
+    f"td.verdict-{name} {{ background: {colour}; }}\n"
+    f".tile.verdict-{name}, .swatch.verdict-{name} {{ background: {colour}; border-color: {VERDICT_EDGES[name]}; }}\n"
+    for name, colour in VERDICT_COLOURS.items()
 )
 
 

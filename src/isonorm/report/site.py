@@ -1,62 +1,61 @@
-"""The report's index page: papers, scoreboard, runtime per rule and provenance (architecture §1, §3, §7).
+"""The report's index and scoreboard pages (architecture §1, §3, §7).
 
-``report/index.html`` is static and self-contained (inline CSS, no script, no external asset) so that it
-opens offline and from a cluster's file system. Links go only to pages that exist, so it never has a
-broken link while papers are still being reproduced.
+``report/index.html`` answers "how much of each paper reproduces, and which items fail" at a glance: a
+verdict figure (inline SVG), the item grid, the papers with their counts, match rates by provenance, then
+runtime per rule and provenance. ``report/scoreboard.html`` holds the whole scoreboard, sortable and
+filterable. Both are static and self-contained (inline CSS and SVG; the scoreboard page's small script is
+inline too) so that they open offline and from a cluster's file system. Links go only to pages and item ids
+that exist, so the index never has a broken link while papers are still being reproduced.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import pandas as pd
 import yaml
 
+from ..atomic import write_text_atomically
 from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import VERDICTS
-from ..atomic import write_text_atomically
-from .markup import PAPER_PRESET, escape, format_number, frame_table, style_block, verdict_cell
-from .scoreboard import match_rates, read_scoreboard, summarize_scoreboard
+from .item_grid import grid_html, item_tiles, linked_items
+from .markup import PAPER_PRESET, escape, frame_table, style_block
+from .scoreboard import match_rates, read_scoreboard
+from .scoreboard_page import scoreboard_page
+from .verdict_figure import verdict_figure
 
 PAGE_TITLE = "Reproduction report: normalization, orthogonality and isometry"
 
 
-def _paper_rows(report_dir: Path, papers: list[Mapping[str, str]], scoreboard: pd.DataFrame) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", *VERDICTS, "total"))
-    rows = []
+class SitePages(NamedTuple):
+    """The two pages ``build_index`` writes."""
+
+    index: Path
+    scoreboard: Path
+
+
+def _check_papers(papers: list[Mapping[str, str]]) -> None:
     for paper in papers:
         missing = [k for k in ("slug", "title", "html") if k not in paper]
         if missing:
             raise ValueError(f"paper entry {dict(paper)} lacks {missing}; give each paper slug, title and html")
+
+
+def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], scoreboard: pd.DataFrame,
+                items: Mapping[str, int]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *VERDICTS, "total"))
+    rows = []
+    for paper in papers:
         slug = escape(paper["slug"])
-        if (report_dir / paper["html"]).is_file():
-            link = f'<a href="{escape(paper["html"])}">{slug}</a>'
-        else:
-            link = f'{slug} <em>(not yet reproduced)</em>'
+        link = f'<a href="{escape(pages[paper["slug"]])}">{slug}</a>' if paper["slug"] in pages else (
+            f"{slug} <em>(not yet reproduced)</em>")
         counts = scoreboard.loc[scoreboard["paper"] == paper["slug"], "verdict"].value_counts()
         cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in VERDICTS)
         rows.append(
-            f'<tr id="paper-{slug}"><td>{link}</td><td>{escape(paper["title"])}</td>{cells}'
-            f"<td>{int(counts.sum())}</td></tr>"
+            f'<tr id="paper-{slug}"><td>{link}</td><td>{escape(paper["title"])}</td>'
+            f'<td>{items.get(paper["slug"], 0)}</td>{cells}<td>{int(counts.sum())}</td></tr>'
         )
-    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _scoreboard_table(report_dir: Path, papers: list[Mapping[str, str]], scoreboard: pd.DataFrame) -> str:
-    pages = {p["slug"]: p["html"] for p in papers if (report_dir / p["html"]).is_file()}
-    head = "".join(f"<th>{escape(c)}</th>" for c in scoreboard.columns)
-    rows = []
-    for row in scoreboard.itertuples(index=False):
-        cells = []
-        for column, value in zip(scoreboard.columns, row):
-            if column == "verdict":
-                cells.append(verdict_cell(value))
-            elif column == "item" and row.paper in pages:
-                cells.append(f'<td><a href="{escape(pages[row.paper])}#{escape(value)}">{escape(value)}</a></td>')
-            else:
-                cells.append(f"<td>{escape(format_number(value))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
     return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -83,6 +82,19 @@ def _provenance(provenance: Mapping[str, Any], config: Mapping[str, Any]) -> str
     return "".join(parts)
 
 
+def _made_with(preset: str, provenance: Mapping[str, Any]) -> str:
+    commit = provenance.get("git_commit")
+    line = f'<p class="made-with">Made with the <strong>{escape(preset)}</strong> preset'
+    line += f", git commit <code>{escape(commit)}</code>.</p>" if commit else ".</p>"
+    if preset == PAPER_PRESET:
+        return line
+    return line + (
+        f'<p class="preset-banner">Made with the <strong>{escape(preset)}</strong> preset, not the '
+        "paper-faithful configuration: sizes and data are reduced, so numbers are not comparable to the papers "
+        "and verdicts only show that the pipeline runs.</p>"
+    )
+
+
 def build_index(
     report_dir: str | Path,
     scoreboard_csv: str | Path,
@@ -91,39 +103,52 @@ def build_index(
     benchmark_files: Iterable[str | Path],
     provenance: Mapping[str, Any],
     preset: str,
-) -> Path:
-    """Write ``report_dir/index.html`` atomically and return its path.
+) -> SitePages:
+    """Write ``report_dir/index.html`` and ``report_dir/scoreboard.html`` atomically; return both paths.
 
     ``papers``: one ``{"slug", "title", "html"}`` per paper, ``html`` relative to ``report_dir`` (e.g.
-    ``lu2024.html``); ``provenance``: e.g. ``isonorm.provenance.provenance()`` (nested mappings such as
-    ``packages`` become collapsible tables).
+    ``lu2024.html``); the item grid reads each existing page for its item ids. ``provenance``: e.g.
+    ``isonorm.provenance.provenance()`` (nested mappings such as ``packages`` become collapsible tables).
     """
     report_dir = Path(report_dir)
+    _check_papers(papers)
     scoreboard = read_scoreboard(scoreboard_csv)
-    banner = (
-        ""
-        if preset == PAPER_PRESET
-        else f'<p class="preset-banner">Made with the <strong>{escape(preset)}</strong> preset, not the '
-        "paper-faithful configuration: sizes and data are reduced, so numbers are not comparable to the papers "
-        "and verdicts only show that the pipeline runs.</p>"
-    )
+    pages = {p["slug"]: p["html"] for p in papers if (report_dir / p["html"]).is_file()}
+    grid = item_tiles(report_dir, papers, scoreboard)
+    made_with = _made_with(preset, provenance)
+    rows = len(scoreboard)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{PAGE_TITLE}</title>{style_block(whole_page=True)}</head>
 <body>
 <h1>{PAGE_TITLE}</h1>
-{banner}
-<section id="papers"><h2>Papers</h2>{_paper_rows(report_dir, papers, scoreboard)}</section>
-<section id="summary"><h2>Scoreboard summary</h2>{frame_table(summarize_scoreboard(scoreboard), index=True)}</section>
+{made_with}
+<nav><a href="#verdicts">verdicts</a> · <a href="#items">items</a> · <a href="#papers">papers</a> ·
+<a href="#match-rates">match rates</a> · <a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
+<a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
+<section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
+<section id="items"><h2>Items</h2>
+<p class="note">Every figure and table of each paper, coloured by the worst verdict among its reference values
+(mismatch, then not run, then match). Hover for the counts; click to open the item on its paper's page.
+Dashed tiles are items of the scoreboard that no page shows.</p>
+{grid_html(grid, pages)}</section>
+<section id="papers"><h2>Papers</h2>
+<p class="note">The paper's items (its tiles above), then its scoreboard rows by verdict.</p>
+{_paper_rows(pages, papers, scoreboard, {slug: len(tiles) for slug, tiles in grid.items()})}</section>
 <section id="match-rates"><h2>Match rates by where the reported number comes from</h2>
 <p>Matches among the scored references (match or mismatch), per paper: <em>printed</em> in the paper's text, a
 table, a caption or a legend; <em>read-off</em> from a figure (about ±5 % of the axis span); <em>derived</em>
 from the authors' code or data. Column <code>provenance</code> of the scoreboard.</p>
 {frame_table(match_rates(scoreboard), index=True)}</section>
 <section id="scoreboard"><h2>Scoreboard</h2>
-<p>Each reported number next to the reproduced one (also in <code>results/scoreboard.csv</code>).</p>
-{_scoreboard_table(report_dir, papers, scoreboard)}</section>
+<p>All {rows} rows, each reported number next to the reproduced one, sortable and filterable by verdict,
+paper and item: <a href="scoreboard.html">the scoreboard page</a> (also <code>{escape(str(scoreboard_csv))}</code>).</p>
+</section>
 <section id="runtime"><h2>Runtime per rule</h2>{_runtime(benchmark_files)}</section>
 <section id="provenance"><h2>Provenance</h2>{_provenance(provenance, config)}</section>
 </body></html>
 """
-    return write_text_atomically(report_dir / "index.html", page)
+    board = scoreboard_page(scoreboard, linked_items(grid), PAGE_TITLE, made_with, str(scoreboard_csv))
+    return SitePages(
+        index=write_text_atomically(report_dir / "index.html", page),
+        scoreboard=write_text_atomically(report_dir / "scoreboard.html", board),
+    )

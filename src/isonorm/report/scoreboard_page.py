@@ -1,0 +1,137 @@
+"""``report/scoreboard.html``: the whole scoreboard, one row per reference value, sortable and filterable.
+
+The full table is in the HTML, so the page reads without JavaScript; a small inline script (no library, no
+external asset) adds sorting by column header, filters by verdict, paper and text, and a live row count.
+The browser check (``browser_check``) drives the filters through these element ids.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import pandas as pd
+
+from .comparison import VERDICTS
+from .markup import escape, format_number, style_block, verdict_cell
+
+COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance")
+NUMERIC = ("reported", "reproduced", "tolerance")
+# Element ids the script and the browser check rely on.
+TABLE_ID, VERDICT_FILTER, PAPER_FILTER, TEXT_FILTER, ROW_COUNT = (
+    "scoreboard-table", "filter-verdict", "filter-paper", "filter-text", "row-count")
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById('%(table)s'), body = table.tBodies[0];
+  var rows = Array.prototype.slice.call(body.rows);
+  var form = document.getElementById('filters'), count = document.getElementById('%(count)s');
+  var verdict = document.getElementById('%(verdict)s'), paper = document.getElementById('%(paper)s');
+  var text = document.getElementById('%(text)s');
+  function apply() {
+    var v = verdict.value, p = paper.value, t = text.value.trim().toLowerCase(), shown = 0;
+    rows.forEach(function (row) {
+      var keep = (!v || row.dataset.verdict === v) && (!p || row.dataset.paper === p)
+        && (!t || row.dataset.text.indexOf(t) !== -1);
+      row.hidden = !keep;
+      if (keep) { shown += 1; }
+    });
+    count.textContent = shown + ' of ' + rows.length + ' rows shown';
+  }
+  function key(row, column, numeric) {
+    var cell = row.cells[column];
+    if (!numeric) { return cell.textContent; }
+    return cell.dataset.value === '' ? NaN : parseFloat(cell.dataset.value);
+  }
+  function sortBy(th, column) {
+    var numeric = th.dataset.type === 'number';
+    var direction = th.getAttribute('aria-sort') === 'ascending' ? -1 : 1;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute('aria-sort'); });
+    rows.sort(function (a, b) {
+      var x = key(a, column, numeric), y = key(b, column, numeric);
+      if (numeric) {
+        if (isNaN(x) || isNaN(y)) { return isNaN(x) - isNaN(y); }  // missing values last, either way
+        return direction * (x - y);
+      }
+      return direction * x.localeCompare(y, undefined, {numeric: true});
+    });
+    var fragment = document.createDocumentFragment();
+    rows.forEach(function (row) { fragment.appendChild(row); });
+    body.appendChild(fragment);
+    th.setAttribute('aria-sort', direction === 1 ? 'ascending' : 'descending');
+  }
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = th.textContent;
+    button.title = 'sort by ' + th.textContent;
+    button.addEventListener('click', function () { sortBy(th, column); });
+    th.textContent = '';
+    th.appendChild(button);
+  });
+  form.addEventListener('input', apply);
+  form.addEventListener('change', apply);
+  form.addEventListener('submit', function (event) { event.preventDefault(); });
+  form.hidden = false;
+  apply();
+})();
+""" % {"table": TABLE_ID, "count": ROW_COUNT, "verdict": VERDICT_FILTER, "paper": PAPER_FILTER, "text": TEXT_FILTER}
+
+
+def _cell(column: str, value: object, item_links: Mapping[str, str]) -> str:
+    if column == "verdict":
+        return verdict_cell(value)
+    if column == "item" and value in item_links:
+        return f'<td><a href="{escape(item_links[value])}">{escape(value)}</a></td>'
+    if column in NUMERIC:
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        raw = "" if missing else repr(float(value))
+        return f'<td class="number" data-value="{raw}">{escape(format_number(value))}</td>'
+    return f"<td>{escape(format_number(value))}</td>"
+
+
+def _rows(scoreboard: pd.DataFrame, item_links: Mapping[str, str]) -> str:
+    rows = []
+    for row in scoreboard.loc[:, list(COLUMNS)].itertuples(index=False):
+        text = f"{row.item} {row.quantity}".lower()
+        cells = "".join(_cell(c, v, item_links) for c, v in zip(COLUMNS, row))
+        rows.append(f'<tr data-verdict="{escape(row.verdict)}" data-paper="{escape(row.paper)}" '
+                    f'data-text="{escape(text)}">{cells}</tr>')
+    return "".join(rows)
+
+
+def _options(label: str, element_id: str, values: list[str]) -> str:
+    options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return (f'<label>{label} <select id="{element_id}"><option value="">all</option>{options}</select></label>')
+
+
+def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], title: str, made_with: str,
+                    csv_path: str) -> str:
+    """The page's HTML; ``item_links`` maps the item ids that are on a page to ``<slug>.html#<item>``;
+    ``csv_path`` is the scoreboard file the page was made from (named on the page)."""
+    head = "".join(
+        f'<th scope="col" data-type="{"number" if c in NUMERIC else "text"}">{escape(c)}</th>' for c in COLUMNS
+    )
+    papers = sorted(set(scoreboard["paper"].dropna().astype(str)))
+    total = len(scoreboard)
+    filters = (
+        f'<form id="filters" class="filters" hidden>{_options("Verdict", VERDICT_FILTER, list(VERDICTS))}'
+        f'{_options("Paper", PAPER_FILTER, papers)}<label>Item or quantity contains '
+        f'<input id="{TEXT_FILTER}" type="search" size="24"></label></form>'
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Scoreboard — {escape(title)}</title>{style_block(whole_page=True)}
+</head>
+<body>
+<nav><a href="index.html">&larr; index: verdicts per paper and item</a></nav>
+<h1>Scoreboard</h1>
+{made_with}
+<p>Every reference value next to the reproduced one (also in <code>{escape(csv_path)}</code>). Click a
+column header to sort; item ids link to the item on its paper's page.</p>
+{filters}
+<p id="{ROW_COUNT}" aria-live="polite">{total} of {total} rows shown</p>
+<table id="{TABLE_ID}" class="data sortable"><thead><tr>{head}</tr></thead>
+<tbody>{_rows(scoreboard, item_links)}</tbody></table>
+<script>{SCRIPT}</script>
+</body></html>
+"""

@@ -1,0 +1,79 @@
+"""The verdict figure of the index: per paper, a stacked bar of its reference values by verdict, as inline SVG.
+
+Inline SVG keeps the page one self-contained file. matplotlib is imported on first use so that importing
+``isonorm.report`` stays light.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Sequence
+
+import pandas as pd
+
+from .comparison import MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
+from .markup import VERDICT_COLOURS, VERDICT_EDGES
+
+# The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
+# nothing to reproduce and are counted in the caption instead.
+BAR_VERDICTS = (MATCH, MISMATCH, NOT_RUN)
+FIGURE_ID = "verdict-figure"
+
+
+def verdict_counts(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> pd.DataFrame:
+    """Rows ``slugs`` (in that order), columns ``BAR_VERDICTS`` and ``no-reference``: how many rows have each."""
+    columns = [*BAR_VERDICTS, NO_REFERENCE]
+    counts = pd.crosstab(scoreboard["paper"], scoreboard["verdict"]) if len(scoreboard) else pd.DataFrame()
+    return counts.reindex(index=list(slugs), columns=columns, fill_value=0).fillna(0).astype(int)
+
+
+def _svg(counts: pd.DataFrame) -> str:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    rc = {"svg.fonttype": "none", "svg.hashsalt": "isonorm-verdicts", "font.family": "sans-serif",
+          "font.size": 10}
+    with matplotlib.rc_context(rc):
+        fig = Figure(figsize=(8, 0.45 * len(counts) + 1.1))
+        ax = fig.add_subplot()
+        slugs = list(counts.index)[::-1]  # first paper on top
+        left = pd.Series(0, index=slugs)
+        totals = counts.loc[slugs, list(BAR_VERDICTS)].sum(axis=1)
+        longest = max(int(totals.max()) if len(totals) else 0, 1)
+        for verdict in BAR_VERDICTS:
+            widths = counts.loc[slugs, verdict]
+            bars = ax.barh(slugs, widths, left=left, height=0.6, color=VERDICT_COLOURS[verdict],
+                           edgecolor=VERDICT_EDGES[verdict], linewidth=0.8, label=verdict)
+            labels = [str(w) if w and w >= 0.06 * longest else "" for w in widths]
+            ax.bar_label(bars, labels=labels, label_type="center", fontsize=9)
+            left = left + widths
+        for y, slug in enumerate(slugs):
+            matched, failed, total = counts.loc[slug, MATCH], counts.loc[slug, MISMATCH], totals[slug]
+            text = f"{matched} of {total} match ({100 * matched / total:.0f} %)" if total else "no reference values"
+            text += f", {failed} mismatch" if failed else ""
+            ax.text(total + 0.01 * longest, y, " " + text, va="center", fontsize=9)
+        ax.set_xlim(0, longest * 1.45)
+        ax.set_xlabel("reference values")
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(ncols=len(BAR_VERDICTS), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=9)
+        fig.tight_layout()
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]  # drop the XML declaration and doctype: the SVG sits inside HTML
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.DOTALL)
+
+
+def verdict_figure(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> str:
+    """``<figure id="verdict-figure">`` with the inline SVG bars and a caption."""
+    counts = verdict_counts(scoreboard, slugs)
+    no_reference = int((scoreboard["verdict"] == NO_REFERENCE).sum()) if len(scoreboard) else 0
+    svg = _svg(counts).replace("<svg ", '<svg role="img" aria-label="Reference values per paper by verdict" ', 1)
+    return (
+        f'<figure id="{FIGURE_ID}" class="verdict-figure">{svg}<figcaption>Reference values of each paper by '
+        "verdict: <em>match</em> (the reproduced value is within the tolerance), <em>mismatch</em>, "
+        "<em>not-run</em> (no reproduced value in this run). Rows with no reference value (quantities the run "
+        f"measured that no paper reports: {no_reference} in all) are left out of the bars.</figcaption></figure>"
+    )
+
