@@ -133,6 +133,7 @@ else:
                    f"α0 is taken; grid n × d as configured; sampler: {cfg['fig3']['sampler']} "
                    "(exact in distribution, decision B14). Where d < n no representation has full rank and A1 "
                    "fails.",
+        paper_points="a heat map of held/failed cells cannot carry them",
     )
 
 # %% [markdown]

@@ -12,10 +12,12 @@ import matplotlib.image
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+import seaborn as sns
 import yaml
 
 import isonorm.report.notebook as notebook
 from isonorm.report.claims import write_claims
+from isonorm.report.markup import escape
 from isonorm.report.notebook import FIGURE_FORMATS, ItemRenderer
 
 
@@ -63,7 +65,7 @@ def test_figure_writes_files_and_html(tmp_path, paper_files, shown):
     assert len(shown) == 1 and shown[0] == "<style>" + shown[0].split("<style>", 1)[1]  # styles travel along
     html = renderer.rendered["lu2024-fig2"]
     assert html in shown[0]
-    assert re.search(r'<figure id="lu2024-fig2" class="item">', html)
+    assert re.search(r'<figure id="lu2024-fig2" class="item" data-paper-points="0">', html)
     assert '<img src="lu2024/lu2024-fig2.png"' in html  # relative to report/lu2024.html
     assert "Slope &amp; offset &lt;check&gt;" in html  # escaped
     assert "fewer seeds; smaller width" in html
@@ -152,3 +154,178 @@ def test_open_paper_reads_the_parameters_sets_the_style_and_loads_results(tmp_pa
     assert page.load("table5/*.parquet") is None  # not run in this configuration
     scored = page.render.scored  # the paper's reference values against this run's claims
     assert set(scored.quantity) == {"slope", "offset", "mean"}
+
+
+# --- the paper's values drawn on the figure (`plot` in the reference file, architecture §7) -------------------
+# Made-up values and labels: only the drawing is under test, never what a paper reported.
+
+
+def reference_entry(quantity, reported, plot=None, item="lu2024-fig2", provenance="read-off"):
+    entry = {"item": item, "quantity": quantity, "description": quantity, "reported": reported,
+             "kind": "read-off", "compare": "abs", "tolerance": 0.1, "provenance": provenance, "source": "test"}
+    return {**entry, "plot": plot} if plot is not None else entry
+
+
+def renderer_with(tmp_path, entries, preset="paper"):
+    reference = tmp_path / "lu2024.yaml"
+    reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": entries}, allow_unicode=True))
+    return ItemRenderer("lu2024", tmp_path / "report", reference, None, preset=preset)
+
+
+def two_panels():
+    """Two titled panels with a hue legend on the right one only, as many paper figures have."""
+    fig, axes = plt.subplots(1, 2, figsize=(5, 2))
+    frame = pd.DataFrame({"layer": [0, 1, 2] * 4, "gap": [1.0, 0.5, 0.2, 1.0, 0.8, 0.7] * 2,
+                          "act": ["ReLU, β = 1.27"] * 3 + ["tanh"] * 3 + ["ReLU, β = 1.27"] * 3 + ["tanh"] * 3})
+    for ax, title in zip(axes, ("layer centering", "mf centering")):
+        sns.lineplot(data=frame, x="layer", y="gap", hue="act", ax=ax, legend=ax is axes[1])
+        ax.set(title=title, yscale="log")
+    return fig
+
+
+def markers(fig):
+    return [(ax, line) for ax in fig.axes for line in ax.get_lines() if line.get_label() == "_paper"]
+
+
+def legend_labels(legend):
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def test_plot_entries_are_drawn_as_paper_markers(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [
+        reference_entry("gap_relu_l2", -1.0, {"x": 2, "panel": "layer centering", "series": "ReLU", "y": "pow10"}),
+        reference_entry("gap_tanh_l2", 0.0, {"x": 2, "panel": 1, "series": "tanh", "y": "pow10"}),
+        reference_entry("gap_l0", 0.0, {"x": 0, "y": "pow10"}),  # no panel: the first; no series: black
+        reference_entry("gap_min", -2.0),  # a read-off without `plot`: in the table only
+    ])
+    fig = two_panels()
+    colors = {label: line.get_color() for label, line in
+              zip(legend_labels(fig.axes[1].get_legend()), fig.axes[1].get_legend().legend_handles)}
+    renderer.figure(fig, "lu2024-fig2", "gaps")
+    drawn = markers(fig)
+    assert len(drawn) == 3
+    at = {(ax.get_title(), line.get_xdata()[0]): line for ax, line in drawn}
+    relu, tanh, black = at[("layer centering", 2)], at[("mf centering", 2)], at[("layer centering", 0)]
+    # y: 10**reported (`pow10`), a display mapping of the made-up values above.
+    assert [line.get_ydata()[0] for line in (relu, tanh, black)] == pytest.approx([0.1, 1.0, 1.0])
+    # Coloured like the curve they belong to (the legend of the other panel says which colour that is).
+    assert matplotlib.colors.same_color(relu.get_markerfacecolor(), colors["ReLU, β = 1.27"])
+    assert matplotlib.colors.same_color(tanh.get_markerfacecolor(), colors["tanh"])
+    assert matplotlib.colors.same_color(black.get_markerfacecolor(), "black")
+    assert all(line.get_marker() == "*" and line.get_zorder() > 2 for _, line in drawn)
+    # One "paper" entry, in the figure's one legend (the right panel's), after the curves' entries.
+    assert fig.axes[0].get_legend() is None
+    assert legend_labels(fig.axes[1].get_legend()) == ["ReLU, β = 1.27", "tanh", "paper"]
+    assert fig.axes[1].get_legend().get_title().get_text() == "act"  # the legend keeps its title
+    html = renderer.rendered["lu2024-fig2"]
+    assert '<figure id="lu2024-fig2" class="item" data-paper-points="3">' in html
+    assert "paper-points-note" not in html  # some read-offs are drawn
+
+
+def test_a_legend_is_created_when_the_figure_has_none(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [reference_entry("offset", 0.5, {"x": 1})])
+    fig = tiny_figure()
+    renderer.figure(fig, "lu2024-fig2", "c")
+    assert legend_labels(fig.axes[0].get_legend()) == ["paper"]
+    assert 'data-paper-points="1"' in renderer.rendered["lu2024-fig2"]
+
+
+def test_figure_legend_gets_one_paper_entry_and_tick_labels_place_points(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [
+        reference_entry("norm1", 0.3, {"x": "norm-1", "series": "a"}),
+        reference_entry("norm1_shifted", 0.3, {"x": "norm-1", "dx": 0.5, "panel": 1, "series": "b"}),
+    ])
+    fig, axes = plt.subplots(2, 1, sharex=True)  # the upper panel's tick labels are hidden, its ticks shared
+    for ax in axes:
+        ax.plot([0, 1, 2], [0.1, 0.2, 0.3], label="a")
+        ax.plot([0, 1, 2], [0.3, 0.2, 0.1], label="b")
+        ax.set_xticks([0, 1, 2], ["norm-0", "norm-1", "norm-2"])
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=2)
+    renderer.figure(fig, "lu2024-fig2", "c")
+    (ax0, first), (ax1, second) = markers(fig)
+    assert first.get_xdata()[0] == 1 and second.get_xdata()[0] == 1.5
+    assert matplotlib.colors.same_color(second.get_markerfacecolor(), axes[1].get_lines()[1].get_color())
+    assert len(fig.legends) == 1 and legend_labels(fig.legends[0]) == ["a", "b", "paper"]
+    assert all(ax.get_legend() is None for ax in axes)
+
+
+@pytest.mark.parametrize("plot, fragments", [
+    ({"x": 1, "series": "tahn"}, ["no curve tahn", "ReLU, β = 1.27", "tanh"]),
+    ({"x": 1, "panel": "layer-centering"}, ["no panel layer-centering", "layer centering", "mf centering"]),
+    ({"x": 1, "panel": 5}, ["no panel 5"]),
+    ({"x": "norm-9"}, ["no x tick norm-9"]),
+    ({"x": 1, "series": "t"}, ["no curve t "]),
+])
+def test_a_value_the_figure_cannot_place_is_named_in_the_caption_not_drawn(tmp_path, shown, plot, fragments):
+    """Even at the paper preset: a run may lack a curve the paper has, and the page must still render."""
+    renderer = renderer_with(tmp_path, [reference_entry("gap_tanh", 0.5, plot)])
+    fig = two_panels()
+    renderer.figure(fig, "lu2024-fig2", "c")
+    assert markers(fig) == []
+    html = renderer.rendered["lu2024-fig2"]
+    assert 'data-paper-points="0"' in html
+    note = html.split('<span class="paper-points-note">', 1)[1].split("</span>", 1)[0]
+    assert "not drawn: this run (paper preset) has" in note
+    for fragment in fragments:
+        assert escape(fragment) in note, note
+
+
+def test_a_log10_value_needs_pow10_on_a_log_axis_and_only_there(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [reference_entry("log10_gap", -1.0, {"x": 1})])
+    with pytest.raises(ValueError, match="needs `y: pow10`"):
+        renderer.figure(two_panels(), "lu2024-fig2", "c")
+    renderer = renderer_with(tmp_path, [reference_entry("gap", 0.5, {"x": 1, "y": "pow10"})])
+    with pytest.raises(ValueError, match="pow10.*linear"):
+        renderer.figure(tiny_figure(), "lu2024-fig2", "c")
+
+
+def test_other_presets_leave_out_what_their_smaller_runs_do_not_draw(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [
+        reference_entry("gap_relu_l2", -1.0, {"x": 2, "panel": "layer centering", "series": "ReLU", "y": "pow10"}),
+        reference_entry("gap_d512", -1.0, {"x": 1, "series": "d=512", "y": "pow10"}),
+        reference_entry("gap_l30", -1.0, {"x": 30, "y": "pow10"}),
+    ], preset="quick")
+    fig = two_panels()
+    renderer.figure(fig, "lu2024-fig2", "c")
+    assert len(markers(fig)) == 1
+    html = renderer.rendered["lu2024-fig2"]
+    assert 'data-paper-points="1"' in html
+    note = html.split('<span class="paper-points-note">', 1)[1].split("</span>", 1)[0]
+    assert "2 of the paper" in note and "3 plotted values are not drawn: this run (quick preset) has" in note
+    assert "has no curve d=512 (it has ReLU, β = 1.27 / tanh); no data at the x of 1 value." in note
+
+
+def test_caption_says_why_no_read_off_is_drawn(tmp_path, shown):
+    entries = [reference_entry("offset_min", 0.5),
+               reference_entry("slope", 2.0, provenance="printed", item="lu2024-fig3"),
+               reference_entry("count", 3.0, item="lu2024-fig4")]
+    renderer = renderer_with(tmp_path, entries)
+    renderer.figure(tiny_figure(), "lu2024-fig2", "c")
+    renderer.figure(tiny_figure(), "lu2024-fig3", "c")
+    renderer.figure(tiny_figure(), "lu2024-fig4", "c", paper_points="a heat map cannot carry them")
+    generic = renderer.rendered["lu2024-fig2"]
+    assert 'data-paper-points="0"' in generic
+    assert re.search(r'<span class="paper-points-note">The paper.{1,6}s read-off values are in the table below; '
+                     r"none of them is a single point", generic)
+    assert "paper-points-note" not in renderer.rendered["lu2024-fig3"]  # no read-off, nothing to explain
+    reason = renderer.rendered["lu2024-fig4"]
+    assert 'data-paper-points="0"' in reason and "in the table below: a heat map cannot carry them." in reason
+    # The note sits in the caption, before the reference table.
+    assert reason.index("<figcaption>") < reason.index("paper-points-note") < reason.index("Reported vs reproduced")
+
+
+def test_a_reason_not_to_draw_contradicts_plot_entries(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [reference_entry("offset", 0.5, {"x": 1})])
+    with pytest.raises(ValueError, match=r"lu2024-fig2.*heat map.*offset"):
+        renderer.figure(tiny_figure(), "lu2024-fig2", "c", paper_points="a heat map cannot carry them")
+
+
+def test_limits_the_notebook_fixed_widen_to_show_the_paper_value(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [reference_entry("gap_l2", 1.5, {"x": 2})])
+    fig = tiny_figure()
+    fig.axes[0].set(ylim=(0, 1.1), xlim=(0, 2))
+    renderer.figure(fig, "lu2024-fig2", "c")
+    low, high = fig.axes[0].get_ylim()
+    assert low <= 0 and high > 1.5 and fig.axes[0].get_xlim() == (0, 2)  # x at the edge stays, unclipped
+    (_, marker), = markers(fig)
+    assert not marker.get_clip_on()

@@ -84,7 +84,7 @@ def test_report_in_headless_chromium(quick_run):
         pytest.skip(reason)
     pages = {f"{slug}.html": ids for slug, ids in ITEM_IDS.items()}
     expected = {**pages, "index.html": ["verdict-figure", "items"], "scoreboard.html": ["scoreboard-table"]}
-    problems = check_report(quick_run / QUICK["report"], expected)
+    problems = check_report(quick_run / QUICK["report"], expected, expect_paper_points=True)
     assert problems == [], problems
 
 

@@ -5,6 +5,7 @@
 - ``comparison``     compare rules and verdicts, shared by every table that shows one
 - ``scoreboard``     ``results/scoreboard.csv`` and its summary (architecture §7)
 - ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id
+- ``paper_points``   the paper's read-off values drawn on a figure as "paper" markers (``plot`` references)
 - ``site``           ``report/index.html`` and ``report/scoreboard.html`` (``build_index``), made of
   ``verdict_figure`` (stacked bars per paper, inline SVG), ``item_grid`` (every item as a tile coloured by its
   worst verdict) and ``scoreboard_page`` (the whole scoreboard, sortable and filterable)

@@ -3,6 +3,11 @@
 Each figure or table is saved under ``report/<slug>/`` (PNG for the page plus PDF/SVG, or CSV + Markdown +
 LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the executed notebook, converted to
 ``report/<slug>.html``, links every item by its id and shows its images by relative path.
+
+Before a figure is saved, every reference of its item with a ``plot`` key (``references``: where the value sits
+on the figure) is drawn on it as a "paper" marker beside this run's curves (:mod:`.paper_points`), and the
+``<figure>`` element says how many with ``data-paper-points="N"`` (architecture §7); the caption names the ones
+the figure could not carry.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from matplotlib.figure import Figure
 
 from ..results import read_all_results  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
+from ..outputs import PAPER_PRESET  # noqa: E402
 from .markup import escape, frame_table, preset_badge, reference_table, style_block  # noqa: E402
+from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
 from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402
 
@@ -42,7 +49,6 @@ _LATEX_SPECIALS = {
 # Page resolution for the HTML report; the PDF/SVG copies are vector, for print and papers.
 FIGURE_DPI = 120
 FIGURE_FORMATS = ("png", "pdf", "svg")
-
 
 class ItemRenderer:
     """Renders the items of one paper's page and remembers which ids it has used.
@@ -64,14 +70,22 @@ class ItemRenderer:
         self.item_dir = self.report_dir / slug
         self.preset = preset
         references = load_references(reference_file) if reference_file is not None else None
+        self.references = references
         claims = read_all_claims([] if claims_file is None else [claims_file])
         self.scored = score(references, claims) if references is not None else None
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
 
-    def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None) -> None:
-        """Save ``fig`` as ``<item>.png/.pdf/.svg`` and show it with caption and reported-vs-reproduced table."""
+    def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None,
+               paper_points: str | None = None) -> None:
+        """Save ``fig`` as ``<item>.png/.pdf/.svg`` and show it with caption and reported-vs-reproduced table.
+
+        First the item's references with a ``plot`` key are drawn on ``fig`` as "paper" markers (module
+        docstring). ``paper_points``: why this figure cannot carry the paper's values (e.g. "a heat map cannot
+        carry them"); nothing is drawn and the caption says so.
+        """
         self._claim_id(item)
+        drawn, note = self._paper_points(fig, item, paper_points)
         self.item_dir.mkdir(parents=True, exist_ok=True)
         for fmt in FIGURE_FORMATS:
             fig.savefig(self.item_dir / f"{item}.{fmt}", dpi=FIGURE_DPI, bbox_inches="tight")
@@ -79,7 +93,35 @@ class ItemRenderer:
         plt.close(fig)
         links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in FIGURE_FORMATS[1:])
         body = f'<img src="{self.slug}/{item}.png" alt="{escape(caption)}">'
-        self._show(item, body, caption, deviations, links)
+        self._show(item, body, caption, deviations, links, paper_points=drawn, note=note)
+
+    def _paper_points(self, fig: Figure, item: str, reason: str | None) -> tuple[int, str]:
+        """Draw the item's ``plot`` references on ``fig``: (points drawn, caption note or "")."""
+        if self.references is None:
+            return 0, ""
+        refs = self.references[self.references["item"] == item]
+        plotted = refs[refs["plot"].notna()]
+        read_off = int((refs["provenance"] == "read-off").sum())
+        if reason is not None:
+            if not plotted.empty:
+                raise ValueError(
+                    f"{item}: the notebook says its figure cannot carry the paper's values ({reason!r}), but "
+                    f"notebooks/reference/{self.slug}.yaml gives `plot` for {', '.join(plotted['quantity'])}; "
+                    "remove those `plot` keys or the notebook's `paper_points` reason")
+            return 0, (f"The paper's read-off values are in the table below: {reason.rstrip('.')}." if read_off
+                       else "")
+        points = [(row.quantity, row.plot, float(row.reported)) for row in plotted.itertuples()]
+        # Smaller presets have shorter curves: their figures are not stretched to the paper's x range.
+        drawn, skipped = draw_paper_points(fig, item, points, within_data=self.preset != PAPER_PRESET)
+        notes = []
+        if skipped:
+            k, n = len(skipped), len(points)
+            which = (("The paper's plotted value is" if n == 1 else f"The paper's {n} plotted values are") if k == n
+                     else f"{k} of the paper's {n} plotted values {'is' if k == 1 else 'are'}")
+            notes.append(f"{which} not drawn: this run ({self.preset} preset) has {missing_text(skipped.values())}.")
+        if not drawn and read_off and not skipped:
+            notes.append(f"The paper's read-off values are in the table below; {PAPER_POINTS_NONE}.")
+        return drawn, " ".join(notes)
 
     def table(
         self,
@@ -137,7 +179,8 @@ class ItemRenderer:
             return ""
         return reference_table(self.scored[self.scored["item"] == item])
 
-    def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str) -> None:
+    def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str,
+              paper_points: int | None = None, note: str = "") -> None:
         if isinstance(deviations, str):
             deviations = [deviations]
         deviation_text = "; ".join(deviations or [])
@@ -145,9 +188,12 @@ class ItemRenderer:
         caption_html = (
             f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} {escape(caption)}'
             + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
+            + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
             + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
         )
-        self._emit(item, f'<figure id="{item}" class="item">{body}{caption_html}</figure>')
+        # A figure says how many of the paper's values it draws (the browser check counts them).
+        points = "" if paper_points is None else f' data-paper-points="{int(paper_points)}"'
+        self._emit(item, f'<figure id="{item}" class="item"{points}>{body}{caption_html}</figure>')
 
     def _emit(self, item: str, html: str) -> None:
         # The style block travels with the first item so that the converted page needs no other asset.

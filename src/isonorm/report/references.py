@@ -14,13 +14,32 @@ Format::
         tolerance: 0.1
         provenance: printed  # printed | read-off | derived: where the number comes from
         source: "paper Fig. 2 caption; B-Fig2b"
+        plot: {x: 30, series: relu, panel: "layer centering", y: pow10}   # optional, see below
 
-Reported values are only ever compared with, never fed into a computation (docs/decisions/README.md).
+``plot`` (optional) says where the reported value sits on the item's figure, so that the report draws it as a
+"paper" marker beside this run's curves (``notebook.ItemRenderer.figure``, architecture §7). Its keys:
+
+- ``x`` (required): the x-coordinate in the figure's data units (layer 30, depth 1000, epoch 9), or a string:
+  the label of a tick of the panel's x axis (``norm-3`` on an axis of module names); ``dx`` (optional, only with
+  a tick label) shifts the point from that tick, in data units (a figure whose tick labels sit beside their
+  points);
+- ``panel`` (optional): which axes of the figure: its title (exact, or the one title that starts with it
+  followed by a non-alphanumeric character: ``Sigmoid`` for ``Sigmoid, β_σ = 1.012``) or an integer index into
+  ``fig.axes``; default the figure's first axes;
+- ``series`` (optional): the label of the line or hue the point belongs to, as the notebook's legend shows it
+  (matched like a title); the marker takes that line's colour; default black (a value of no single curve);
+- ``y`` (optional): how the reported number maps to the plotted y: omitted, the number itself; ``pow10``,
+  10**number (a reported log10 on a figure that plots the quantity on a log axis). See ``Y_TRANSFORMS``.
+
+Reported values are only ever compared with, never fed into a computation, a plot-producing step of the pipeline
+or a test expectation (docs/decisions/README.md); drawing a reference as a "paper" marker in the report is
+their one display use, and ``y`` is a pure display mapping.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -37,11 +56,75 @@ KINDS = ("exact", "read-off", "claim")
 PROVENANCES = ("printed", "read-off", "derived")
 REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "provenance",
                   "source")
-COLUMNS = ("paper",) + REFERENCE_KEYS
+OPTIONAL_KEYS = ("plot",)
+COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS
+PLOT_KEYS = ("x", "dx", "panel", "series", "y")
+# How a reported number maps to the plotted y-value (``plot: {y: ...}``); omitted = the number itself. Display
+# only: the mapped value is drawn as a "paper" marker and never computed with.
+Y_TRANSFORMS = {"pow10": lambda value: 10.0 ** value}
 
 
 class ReferenceFormatError(ValueError):
     """A reference file that does not follow the format above."""
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """Where a reference sits on its item's figure (the ``plot`` key, see the module docstring)."""
+
+    x: float | str
+    dx: float = 0.0
+    panel: str | int | None = None
+    series: str | None = None
+    y: str | None = None
+
+    def y_value(self, reported: float) -> float:
+        """The plotted y of the reported number (display only)."""
+        return float(reported) if self.y is None else float(Y_TRANSFORMS[self.y](float(reported)))
+
+    def describe(self) -> str:
+        parts = [f"x={self.x!r}" + (f"{self.dx:+g}" if self.dx else "")]
+        parts += [f"{key}={getattr(self, key)!r}" for key in ("panel", "series", "y") if getattr(self, key) is not None]
+        return ", ".join(parts)
+
+
+def _plot(raw: Any, where: str) -> PlotSpec:
+    where = f"{where}: `plot`"
+    if not isinstance(raw, dict):
+        raise ReferenceFormatError(f"{where} must be a mapping with keys {', '.join(PLOT_KEYS)}, got {raw!r}")
+    unknown = sorted(map(str, set(raw) - set(PLOT_KEYS)))
+    if unknown:
+        raise ReferenceFormatError(f"{where}: unknown key(s) {unknown}; allowed: {', '.join(PLOT_KEYS)}")
+    if "x" not in raw:
+        raise ReferenceFormatError(f"{where}: missing `x` (the x-coordinate in data units, or a tick label)")
+    x = raw["x"]
+    if isinstance(x, str):
+        if not x.strip():
+            raise ReferenceFormatError(f"{where}: `x` must be a number or a non-empty tick label, got {x!r}")
+    elif isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise ReferenceFormatError(f"{where}: `x` must be a finite number or a tick label, got {x!r}")
+    else:
+        x = float(x)
+    dx = raw.get("dx", 0.0)
+    if isinstance(dx, bool) or not isinstance(dx, (int, float)) or not math.isfinite(dx):
+        raise ReferenceFormatError(f"{where}: `dx` must be a finite number, got {dx!r}")
+    if dx and not isinstance(x, str):
+        raise ReferenceFormatError(f"{where}: `dx` shifts a tick label; with a numeric `x` write the x itself")
+    panel = raw.get("panel")
+    if panel is not None and not (
+        (isinstance(panel, str) and panel.strip()) or (isinstance(panel, int) and not isinstance(panel, bool)
+                                                        and panel >= 0)
+    ):
+        raise ReferenceFormatError(
+            f"{where}: `panel` must be an axes title or an index >= 0 into the figure's axes, got {panel!r}")
+    series = raw.get("series")
+    if series is not None and not (isinstance(series, str) and series.strip()):
+        raise ReferenceFormatError(f"{where}: `series` must be a non-empty legend label, got {series!r}")
+    y = raw.get("y")
+    if y is not None and y not in Y_TRANSFORMS:
+        raise ReferenceFormatError(
+            f"{where}: `y` is {y!r}; omit it (the reported value itself) or use one of {', '.join(Y_TRANSFORMS)}")
+    return PlotSpec(x=x, dx=float(dx), panel=panel, series=series, y=y)
 
 
 def _number(value: Any, where: str, key: str) -> float:
@@ -56,9 +139,10 @@ def _number(value: Any, where: str, key: str) -> float:
 def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ReferenceFormatError(f"{where}: each reference must be a mapping with keys {', '.join(REFERENCE_KEYS)}")
-    unknown = sorted(set(raw) - set(REFERENCE_KEYS))
+    unknown = sorted(set(raw) - set(REFERENCE_KEYS) - set(OPTIONAL_KEYS))
     if unknown:
-        raise ReferenceFormatError(f"{where}: unknown key(s) {unknown}; allowed: {', '.join(REFERENCE_KEYS)}")
+        raise ReferenceFormatError(
+            f"{where}: unknown key(s) {unknown}; allowed: {', '.join(REFERENCE_KEYS + OPTIONAL_KEYS)}")
     required = [k for k in REFERENCE_KEYS if k != "tolerance" or raw.get("compare") != "true"]
     missing = [k for k in required if k not in raw]
     if missing:
@@ -84,7 +168,12 @@ def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
         raise ReferenceFormatError(f"{where}: `tolerance` must be >= 0, got {tolerance}")
     if raw["compare"] == "true" and reported != 1.0:
         raise ReferenceFormatError(f"{where}: a `compare: true` claim must have `reported: true` (or 1)")
-    return {**raw, "paper": paper, "reported": reported, "tolerance": tolerance}
+    plot = None
+    if "plot" in raw:
+        if raw["compare"] == "true":
+            raise ReferenceFormatError(f"{where}: `plot` on a `compare: true` claim; a true/false claim is no point")
+        plot = _plot(raw["plot"], where)
+    return {**raw, "paper": paper, "reported": reported, "tolerance": tolerance, "plot": plot}
 
 
 def load_references(path: str | Path) -> pd.DataFrame:
