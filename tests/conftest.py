@@ -18,6 +18,9 @@ from isonorm.outputs import PAPER_PRESET, output_roots
 REPO = Path(__file__).resolve().parents[1]
 QUICK = output_roots("quick")  # results/quick, report/quick, logs/quick
 PAPER = output_roots(PAPER_PRESET)  # results, report, logs
+# What a run must never lose: its results and report. (Logs are left out: other tests in the same folder write
+# paper-root logs, e.g. of a failed download or config check.)
+RESULT_ROOTS = {kind: PAPER[kind] for kind in ("results", "report")}
 # A run in the paper configuration's output root that a test can afford: the preset name `paper` (which picks the
 # root) with the quick preset's sizes, the data-free items only, and the targets that give a scoreboard and a
 # rendered paper page. Paper sizes would take hours; the root, not the sizes, is what the tests look at.
@@ -50,7 +53,7 @@ def workflow_dir(tmp_path_factory) -> Path:
 
 
 def file_digests(workdir: Path, roots: dict[str, Path], skip: dict[str, Path]) -> dict[str, str]:
-    """{path: sha256} of every file under ``roots`` (results, report, logs), leaving out the subfolders ``skip``."""
+    """{path: sha256} of every file under ``roots``, leaving out the subfolders ``skip`` (of the same kind)."""
     digests = {}
     for kind, root in roots.items():
         for path in sorted((workdir / root).rglob("*")):
@@ -61,11 +64,11 @@ def file_digests(workdir: Path, roots: dict[str, Path], skip: dict[str, Path]) -
 
 @pytest.fixture(scope="session")
 def paper_root_run(workflow_dir: Path) -> dict[str, str]:
-    """PAPER_ROOT_RUN in the workflow copy, before the quick run; returns the digests of the files it wrote."""
+    """PAPER_ROOT_RUN in the workflow copy, before the quick run; returns the digests of its results and report."""
     done = snakemake(workflow_dir, "--cores", "2", *PAPER_ROOT_RUN)
     if done.returncode != 0:
         pytest.fail(f"run in the paper root failed:\n{done.stdout[-5000:]}\n{done.stderr[-10000:]}")
-    return file_digests(workflow_dir, PAPER, skip=QUICK)
+    return file_digests(workflow_dir, RESULT_ROOTS, skip=QUICK)
 
 
 @pytest.fixture(scope="session")
