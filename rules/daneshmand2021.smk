@@ -3,13 +3,15 @@
 # docs/decisions/daneshmand2021.md.
 #   Fig. 1                         random chains, |cos| of two samples         daneshmand2021_fig1
 #   Figs. 2a, 2b                   orthogonality gap vs depth / width          daneshmand2021_fig2a, _fig2b (one job per width)
-#   Fig. 3                         Assumption A1 over (n, d)                   daneshmand2021_fig3 (one job per n)
+#   Fig. 3                         Assumption A1 over (n, d)                   daneshmand2021_fig3 (one job per simulated n, decision B15)
 #   App.-G figure                  Gram fluctuations per activation            daneshmand2021_appfigg (one job per activation)
 #   Figs. 4a, 5                    gap and loss vs depth, CIFAR-10 (GPU)       daneshmand2021_depth_training (one job per init × depth)
 #   Fig. 4b                        gap and loss during training (GPU)          daneshmand2021_fig4b
 #   App. Figs. 6a, 6b              gap through random BN / vanilla networks    daneshmand2021_appfig6 (one job per architecture)
 #   App. Figs. 7a, 7b              deep ConvNets, Xavier vs SVD init (GPU)     daneshmand2021_appfig7
 #   Table 1, App. Table 2, App. H  static, drawn by the notebook
+
+from isonorm.experiments.daneshmand2021.summaries import a1_batches
 
 D21 = config["daneshmand2021"]
 D21_LIB = "isonorm.experiments.daneshmand2021"
@@ -20,7 +22,7 @@ D21_RESULTS = {
     "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
     "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
     "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
-    "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=D21["fig3"]["batch_sizes"]),
+    "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=a1_batches(D21["fig3"])),
     "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
 }
 if not DATA_FREE_ONLY:
@@ -91,7 +93,9 @@ rule daneshmand2021_fig3:
         results("daneshmand2021", "fig3", "batch{n}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.simulations:assumption_a1_grid", {**D21["fig3"], "batch_sizes": [int(wc.n)]}
+            f"{D21_LIB}.simulations:assumption_a1_grid",
+            # batch_offset only picks the jobs (decision B15): changing it reruns no existing job
+            {**{k: v for k, v in D21["fig3"].items() if k != "batch_offset"}, "batch_sizes": [int(wc.n)]},
         ),
     conda:
         "../envs/pipeline.yaml"

@@ -32,6 +32,31 @@ def test_assumption_a1_cannot_hold_when_width_is_below_batch_size():
     assert not grid[4]
 
 
+def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_path):
+    """Decision B15: the offset reading labels the chains of batch n - batch_offset as n, from the same rows."""
+    cfg = {"batch_sizes": [3, 6], "widths": [2, 16], "runs": 2, "layers": 10, "threshold": 0.1,
+           "sampler": "spectrum", "batch_offset": 2}
+    assert summaries.a1_batches(cfg) == [1, 3, 4, 6]
+    assert summaries.a1_batches({**cfg, "batch_offset": 5}) == [1, 3, 6]  # 3 - 5 < 1: that label stays empty
+    frame = simulations.assumption_a1_grid({**cfg, "batch_sizes": summaries.a1_batches(cfg)})
+    literal = summaries.a1_grid(frame, 0, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
+    offset = summaries.a1_grid(frame, 2, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
+    assert list(offset.index) == list(literal.index) == [(3, 2), (3, 16), (6, 2), (6, 16)]
+    # Label 3 of the offset reading is one sample: sigma_min(H_k) = ||H_k||_F = 1 = alpha0 in every layer, so A1
+    # holds, even at d = 2, where the literal reading's three samples cannot have full rank.
+    assert offset[3, 2] and offset[3, 16] and not literal[3, 2]
+    every = summaries.a1_grid(frame).set_index(["batch", "width"]).holds
+    assert (offset.loc[6] == every.loc[4]).all()
+    # The claims score both readings; with batch_offset 0 they coincide.
+    path = tmp_path / "fig3.parquet"
+    frame.to_parquet(path)
+    for batch_offset in (2, 0):
+        out = claims.measure({"fig3": [str(path)]}, {"fig3": {**cfg, "batch_offset": batch_offset}})
+        values = out.set_index("quantity").value
+        assert {"holds_fraction_above_curve_offset", "fails_fraction_below_curve_offset"} <= set(values.index)
+    assert values["holds_fraction_above_curve_offset"] == values["holds_fraction_above_curve"]
+
+
 def test_activation_fluctuations_shrink_with_width():
     cfg = {"activations": ["tanh"], "widths": [16, 128], "batch": 4, "reference_layers": 300,
            "measure_layers": 100, "sampler": "direct"}

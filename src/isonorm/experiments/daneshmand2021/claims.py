@@ -45,13 +45,15 @@ def _fig2b(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
-def _fig3(df: pd.DataFrame) -> dict[str, float]:
-    grid = s.a1_grid(df)
-    above = grid.width >= s.a1_curve(grid.batch.to_numpy())
-    return {
-        "holds_fraction_above_curve": grid[above].holds.mean() if above.any() else np.nan,
-        "fails_fraction_below_curve": (~grid[~above].holds).mean() if (~above).any() else np.nan,
-    }
+def _fig3(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, float]:
+    """The literal reading (the figure's default) and, suffixed ``_offset``, the offset reading (decision B15)."""
+    out = {}
+    for suffix, offset in (("", 0), ("_offset", cfg["batch_offset"])):
+        grid = s.a1_grid(df, offset, cfg["batch_sizes"])
+        above = grid.width >= s.a1_curve(grid.batch.to_numpy())
+        out[f"holds_fraction_above_curve{suffix}"] = grid[above].holds.mean() if above.any() else np.nan
+        out[f"fails_fraction_below_curve{suffix}"] = (~grid[~above].holds).mean() if (~above).any() else np.nan
+    return out
 
 
 def _appfigg(df: pd.DataFrame) -> dict[str, float]:
@@ -124,7 +126,7 @@ def measure(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> 
     if results.get("fig2b"):
         by_item["fig2b"] = _fig2b(read_all_results(results["fig2b"]), config["fig2b"])
     if results.get("fig3"):
-        by_item["fig3"] = _fig3(read_all_results(results["fig3"]))
+        by_item["fig3"] = _fig3(read_all_results(results["fig3"]), config["fig3"])
     if results.get("appfigg"):
         by_item["appfigg"] = _appfigg(read_all_results(results["appfigg"]))
     if results.get("depth_training"):

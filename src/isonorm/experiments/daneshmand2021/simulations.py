@@ -92,6 +92,10 @@ def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
     when min over layers k = 1..L of sigma_min(H_k) < threshold * alpha0. sigma_min is the n-th singular
     value, the square root of the smallest eigenvalue of the Gram H^T H; for d < n it is 0, so A1 cannot hold
     (no full-rank representation) and the chain is not simulated.
+
+    ``batch`` is the simulated batch size. Both readings of decision B15 use these rows: the offset reading
+    simulates n - batch_offset for every configured n (``summaries.a1_batches``, one job per batch size) and
+    labels its pixels n (``summaries.a1_grid``); the chain and the test of A1 are the same.
     """
     rows = []
     for n in cfg["batch_sizes"]:

@@ -6,6 +6,7 @@ All take tidy frames as written by the experiment modules and return small frame
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -49,9 +50,26 @@ def plateau(frame: pd.DataFrame, value: str, by: str, last_fraction: float = 0.5
     return frame[frame.layer >= cutoff].groupby(by)[value].mean()
 
 
-def a1_grid(grid: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 3 pixels: A1 held in every run of (batch, width)?"""
-    return grid.groupby(["batch", "width"], as_index=False).holds.all()
+def a1_grid(grid: pd.DataFrame, batch_offset: int = 0, batches: Sequence[int] | None = None) -> pd.DataFrame:
+    """Fig. 3 pixels: A1 held in every run of (batch, width)?
+
+    ``batch`` is the pixel's batch size as the figure labels it: the simulated batch size plus ``batch_offset``
+    (0: the literal reading; the configured ``batch_offset``: the offset reading of decision B15). ``batches``
+    keeps these labels only (the configured ``batch_sizes``: the results also hold the offset reading's runs).
+    """
+    pixels = grid.groupby(["batch", "width"], as_index=False).holds.all()
+    pixels["batch"] += batch_offset
+    if batches is not None:
+        pixels = pixels[pixels.batch.isin(list(batches))].reset_index(drop=True)
+    return pixels
+
+
+def a1_batches(cfg: Mapping[str, Any]) -> list[int]:
+    """Batch sizes Fig. 3 simulates, one job each: the configured ``batch_sizes`` (literal reading) and, for the
+    offset reading (decision B15), every configured n minus ``batch_offset`` that is still at least 1."""
+    sizes = set(cfg["batch_sizes"])
+    sizes |= {n - cfg["batch_offset"] for n in cfg["batch_sizes"] if n - cfg["batch_offset"] >= 1}
+    return sorted(sizes)
 
 
 def a1_curve(n: np.ndarray) -> np.ndarray:
