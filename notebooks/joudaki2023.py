@@ -15,7 +15,7 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/joudaki2023/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`joudaki2023:`),
-# decisions: `docs/decisions/joudaki2023.md` (D1–D18). Bands are seeded bootstrap 95 % CIs unless a
+# decisions: `docs/decisions/joudaki2023.md` (D1–D23). Bands are seeded bootstrap 95 % CIs unless a
 # caption says otherwise.
 
 # %% tags=["parameters"]
@@ -181,24 +181,65 @@ def sim_frame(experiment: str) -> pd.DataFrame | None:
 
 
 def line_graph(frame, hue, hue_order, labels=None, col="activation", col_order=None, palette=None,
-               height=3.0, aspect=1.0, col_titles=None, legend_title=""):
-    """The originals' plot_line_graph: FacetGrid, lineplot(ℓ, iso gap, marker 'o'), log y, D4-faithful rows."""
+               height=3.0, aspect=1.0, col_titles=None, legend_title="", dashed=(), ncol=None):
+    """The originals' plot_line_graph: FacetGrid, lineplot(ℓ, iso gap, marker 'o'), log y, D4-faithful rows.
+    Hue levels in ``dashed`` (an alternative reading, decision D19) are drawn dashed with 'X' markers."""
     rows = sims.line_rows(frame[frame[hue].isin(hue_order)]).copy()
     labels = labels or {h: str(h) for h in hue_order}
     rows["curve"] = rows[hue].map(labels)
     order = [labels[h] for h in hue_order]
+    hue_kws = {"linestyle": ["--" if h in dashed else "-" for h in hue_order],
+               "marker": ["X" if h in dashed else "o" for h in hue_order],
+               "zorder": [1.5 if h in dashed else 2 for h in hue_order]} if dashed else {}  # default on top
     g = sns.FacetGrid(rows, col=col, col_order=col_order, hue="curve", hue_order=order, palette=palette,
-                      height=height, aspect=aspect)
+                      height=height, aspect=aspect, hue_kws=hue_kws)
     g.map_dataframe(sns.lineplot, x="layer", y="iso_gap", marker="o", **CI)
     g.set(yscale="log")
     g.set_axis_labels("ℓ", "−log I(G^ℓ)")
     g.set_titles(col_template=col_titles or "{col_name}")
-    g.add_legend(title=legend_title, loc="lower center", bbox_to_anchor=(0.5, -0.12), ncol=len(order))
+    if ncol is None:  # one row below the panels
+        g.add_legend(title=legend_title, loc="lower center", bbox_to_anchor=(0.5, -0.12), ncol=len(order))
+    else:  # rows of ``ncol`` below the panels, the figure's width unchanged (a reading beside the default, D19)
+        g.tight_layout()
+        g.figure.legend([g._legend_data[label] for label in order], order, title=legend_title or None,
+                        loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
     return g
 
 
 def runs_of(frame) -> int:
     return int(frame.run.nunique())
+
+
+def extend_legend(g, handles, names, ncol):
+    """The legend below the panels (``line_graph(…, ncol=…)``), with more entries (a reading's band, mean; D19)."""
+    old = g.figure.legends[0]
+    entries = [*old.legend_handles, *handles], [*(t.get_text() for t in old.get_texts()), *names]
+    old.remove()
+    g.figure.legend(*entries, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
+
+
+def draw_spread(g, default, more, col, color, label):
+    """Decision D19: the default's runs pooled with a reading's extra runs. On each panel (by ``col``): a band
+    over the means of successive blocks of the default's run count, and the mean over all runs, dashed.
+    Returns the pooled runs, the block size and the legend entries."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    pooled, block = sims.pooled_runs(default, more), runs_of(default)
+    for value, ax in g.axes_dict.items():
+        rows = pooled[pooled[col] == value]
+        if rows.empty:
+            continue
+        spread = sims.block_means(rows, [], block).groupby("layer").iso_gap.agg(["min", "max"])
+        ax.fill_between(spread.index, spread["min"], spread["max"], facecolor="none", edgecolor=color, hatch="////",
+                        lw=0, alpha=0.6)  # hatched: not to be confused with the default's bootstrap CI
+        mean = sims.curve(sims.line_means(rows, []))
+        ax.plot(mean.index, mean.to_numpy(), ls="--", color=color, lw=1.5)
+    blocks = runs_of(pooled) // block
+    handles = [Patch(facecolor="none", edgecolor=color, hatch="////", lw=0, alpha=0.6),
+               Line2D([], [], ls="--", color=color)]
+    names = [f"{label}: range of {blocks} means of {block} runs", f"{label}: mean of {runs_of(pooled)} runs"]
+    return pooled, block, handles, names
 
 
 # %% [markdown]
@@ -225,12 +266,59 @@ else:
 
 # %%
 df = sim_frame("fig5_6")
+mc_constants = sim_frame("fig5_6--mc_constants")  # decision D20: the originals' Monte Carlo c0, c1, Eσ²
+more_runs = sim_frame("fig5_6--more_runs")  # decision D21: 90 more runs of exp with MF normalization
+
+
+def last_drawn(frame, act, normalization="none"):
+    rows = sims.select(frame, activation=act, normalization=normalization)
+    return sims.last_finite_layer(sims.curve(sims.line_means(rows, ["activation"])))
+
+
 for item, order in (("fig5", ["none", "layer"]), ("fig6", ["layer", "mf"])):
     if df is None:
         render.not_run(f"joudaki2023-{item}", NOT_RUN)
         continue
     acts = list(dict.fromkeys(df.activation))
-    g = line_graph(df, "normalization", order, LABELS[item], col_order=acts)
+    reading = ""
+    if item == "fig5" and mc_constants is not None:
+        labels = {**LABELS["fig5"], "none_mc": "x ← a − c0, c0 by Monte Carlo"}
+        g = line_graph(pd.concat([df, mc_constants.assign(normalization="none_mc")], ignore_index=True),
+                       "normalization", [*order, "none_mc"], labels, col_order=acts, dashed=["none_mc"], ncol=3)
+        offset = mc_constants.query("activation == 'sigmoid'").c0.iloc[0] - 0.5
+        reading = (
+            f" Dashed (decision D20): the curves without normalization with c0, c1, Eσ² from the originals' act_info "
+            f"(a Monte Carlo mean over {SIM['monte_carlo_samples']:,} seeded samples; sigmoid's c0 is off from 1/2 by "
+            f"{offset:.1e}), on the same inputs and weights. The sigmoid curve stops at ℓ = "
+            f"{last_drawn(df, 'sigmoid'):g} with the exact c0 (float32 can no longer resolve σ near 1/2) and at ℓ = "
+            f"{last_drawn(mc_constants, 'sigmoid'):g} with the Monte Carlo c0, whose offset leaves the rows nearly "
+            f"identical and the gap climbing: the published figure shows the latter. The default keeps the exact "
+            f"constants (decision D8): the paper defines c0 = Eσ, and the originals' sample was never recorded.")
+    else:
+        g = line_graph(df, "normalization", order, LABELS[item], col_order=acts,
+                       ncol=2 if item == "fig6" and more_runs is not None else None)
+    if item == "fig6" and more_runs is not None:
+        pooled, block, handles, names = draw_spread(g, df, more_runs, "activation", sns.color_palette()[1],
+                                                    "exp, MF normalization")
+        extend_legend(g, handles, names, ncol=2)
+        exp_mf = sims.select(pooled, activation="exp", normalization="mf")
+        crossings = [sims.first_layer_above(sims.curve(b), 10.0)
+                     for _, b in sims.block_means(exp_mf, [], block).groupby("block")]
+        mean = sims.curve(sims.line_means(exp_mf, []))
+        early = mean[(mean.index >= 1) & (mean.index <= 6)].dropna()
+        peak = f"{early.max():.1f} (ℓ = {early.idxmax()})" if len(early) else "nowhere (no finite point)"
+        early_blocks = sum(1 for c in crossings if c <= 6)
+        reading = (
+            f" Hatched band and dashed line in the exp panel (decision D21): {runs_of(exp_mf) - runs_of(df)} more "
+            f"runs of exp with MF normalization. Most runs overflow within a few layers and leave the mean, so a "
+            f"{block}-run mean crosses 10 either at the early blow-up or much later, when the few surviving runs get "
+            f"there. First crossing per block of {block} runs (this run's own block first): "
+            f"{', '.join('never' if np.isnan(c) else f'{c:g}' for c in crossings)} ({early_blocks} of "
+            f"{len(crossings)} by ℓ = 6, like the published curve). Over all {runs_of(exp_mf)} runs the early spike "
+            f"(ℓ ≤ 6) peaks at {peak} and the first crossing is at ℓ = "
+            f"{sims.first_layer_above(mean, 10.0):g}: the "
+            f"threshold of 10 sits at the height of the spike, so the crossing layer is a matter of which runs are "
+            f"averaged.")
     what = ("no normalization (blue) vs LayerNorm (orange)" if item == "fig5"
             else "LayerNorm (blue) vs division by √σ̄(1) = √(Eσ² − c0²) (orange)")
     render.figure(
@@ -238,10 +326,10 @@ for item, order in (("fig5", ["none", "layer"]), ("fig6", ["layer", "mf"])):
         f"−log I(G^ℓ) after mean-field centering x ← a − c0, then {what}: n = {df.batch.iloc[0]}, "
         f"d = {df.width.iloc[0]}, L = {df.depth.iloc[0]}, degeneracy {df.degeneracy.iloc[0]:g}, gain 1, "
         f"{runs_of(df)} runs; Figs. 5 and 6 come from one grid, as in the original. {D4_NOTE} Missing points: "
-        f"runs that overflowed or whose Gram matrix became singular in float32. {SIM_NOTE}",
-        deviations="Legend added (the original has none). With c0 from the originals' Monte Carlo (constants: "
-                   "monte_carlo) instead of exact quadrature, the sigmoid curve without normalization becomes "
-                   "erratic and stops about two layers earlier, as in the published figure.",
+        f"runs that overflowed or whose Gram matrix became singular in float32. {SIM_NOTE}{reading}",
+        deviations="Legend added (the original has none)."
+                   + (" The Monte Carlo reading is drawn beside the default (decision D20)." if item == "fig5"
+                      else " The spread of the exp curve's means is drawn beside the default (decision D21)."),
     )
 
 # %% [markdown]
@@ -249,21 +337,39 @@ for item, order in (("fig5", ["none", "layer"]), ("fig6", ["layer", "mf"])):
 
 # %%
 df = sim_frame("fig8a")
+narrow = sim_frame("fig8a--narrow")  # decision D22: the same configurations at a narrower width
 if df is None:
     render.not_run("joudaki2023-fig8a", NOT_RUN)
 else:
     acts = list(dict.fromkeys(df.activation))
-    g = line_graph(df.assign(panel=""), "activation", acts, col="panel", height=3.5, aspect=1.2)
+    frame, order, palette, dashed, reading = df.assign(series=df.activation), acts, None, [], ""
+    if narrow is not None:
+        narrow_width = int(narrow.width.iloc[0])
+        tag = {act: f"{act}, d = {narrow_width}" for act in acts}
+        frame = pd.concat([frame, narrow.assign(series=narrow.activation.map(tag))], ignore_index=True)
+        colors = dict(zip(acts, sns.color_palette(n_colors=len(acts))))
+        palette = {**colors, **{tag[act]: colors[act] for act in acts}}
+        order, dashed = [*acts, *tag.values()], list(tag.values())
+        reading = (
+            f" Dashed (decision D22): the same at d = {narrow_width}. No other setting at d = {df.width.iloc[0]} "
+            f"that we tried (post- or pre-normalization rows only, LayerNorm, mean-field centering and/or "
+            f"normalization, no or batch centering, Xavier gains, n = 20, degeneracy 10 or 100, float64) lifts the "
+            f"relu and selu curves to the published ones; a width between 200 and 400 reproduces all of them. "
+            f"The configured d = {df.width.iloc[0]} (the caption's width at paper settings) stays the default; the "
+            f"narrow curves show what the published plot, never recomputed by the final notebook (D5), is "
+            f"consistent with.")
+    g = line_graph(frame.assign(panel=""), "series", order, col="panel", height=3.5, aspect=1.2, palette=palette,
+                   dashed=dashed, ncol=len(acts))
     render.figure(
         g.figure, "joudaki2023-fig8a",
         f"−log I(G^ℓ) with layer centering and no normalization for {', '.join(acts)}: n = {df.batch.iloc[0]}, "
         f"d = {df.width.iloc[0]}, L = {df.depth.iloc[0]}, degeneracy {df.degeneracy.iloc[0]:g}, "
-        f"{runs_of(df)} runs. {D4_NOTE} {SIM_NOTE}",
+        f"{runs_of(df)} runs. {D4_NOTE} {SIM_NOTE}{reading}",
         deviations="D5: the final notebook never recomputed this figure (its recompute line is commented out; the "
                    "saved plot came from an earlier in-memory table, an older version also ran LayerNorm). We run "
                    "the stated configs (normalization none, degeneracy 5, 30 repeats), so the published curves "
                    "need not be matched; the text's claim (ReLU needs LN, tanh and SeLU do not) does not clearly "
-                   "match the published figure either.",
+                   "match the published figure either. A narrower network is drawn beside it (decision D22).",
     )
 
 # %%
@@ -289,14 +395,34 @@ if df is None:
     render.not_run("joudaki2023-fig9", NOT_RUN)
 else:
     widths = sorted(df.width.unique())
+    more_runs = sim_frame("fig9--more_runs")  # decision D23: 90 more runs of the MF curves
     g = line_graph(df, "normalization", ["mf", "layer"], LABELS["fig9"], col="width", col_order=widths,
-                   col_titles="d={col_name}")
+                   col_titles="d={col_name}", ncol=None if more_runs is None else 2)
+    reading = ""
+    if more_runs is not None:
+        pooled, block, handles, names = draw_spread(g, df, more_runs, "width", sns.color_palette()[0],
+                                                    "MF normalization")
+        extend_legend(g, handles, names, ncol=2)
+        at_30 = []
+        for width in widths:
+            rows = sims.select(pooled, width=width)
+            blocks = sims.block_means(rows, [], block).query("layer == 30").iso_gap
+            at_30.append(f"d = {width}: {blocks.min():.2f}–{blocks.max():.2f}, "
+                         f"{runs_of(rows)} runs {sims.value_at(sims.line_means(rows, []), 30):.2f}")
+        reading = (
+            f" Hatched band and dashed line (decision D23): {runs_of(pooled) - runs_of(df)} more runs of the MF "
+            f"curves. With MF normalization the runs drift apart with depth, so a mean of {block} runs at ℓ = 30 "
+            f"varies between independent blocks; gap at ℓ = 30, range of the {runs_of(pooled) // block} block "
+            f"means and mean of all runs: {'; '.join(at_30)}. The default keeps the configured {block} runs (the "
+            f"paper's protocol at paper settings).")
     render.figure(
         g.figure, "joudaki2023-fig9",
         f"−log I(G^ℓ) of ReLU networks with mean-field centering, then mean-field normalization (blue) or "
         f"LayerNorm (orange), for d ∈ {{{', '.join(map(str, widths))}}}: n = {df.batch.iloc[0]}, "
-        f"L = {df.depth.iloc[0]}, degeneracy {df.degeneracy.iloc[0]:g}, {runs_of(df)} runs. {D4_NOTE} {SIM_NOTE}",
-        deviations="Legend added (the original has none).",
+        f"L = {df.depth.iloc[0]}, degeneracy {df.degeneracy.iloc[0]:g}, {runs_of(df)} runs. {D4_NOTE} {SIM_NOTE}"
+        f"{reading}",
+        deviations="Legend added (the original has none)."
+                   + (" The spread of the runs' means is drawn beside the default (decision D23)." if reading else ""),
     )
 
 # %% [markdown]

@@ -4,6 +4,7 @@
 #   Tables 2, B.1, Fig. B.1             β in closed form, by quadrature and Monte Carlo   joudaki2023_strengths (one job per item)
 #   Figs. 4, 5, 6, 8a, 8b, 9, A.1,      the mean-field simulator (CPU)                    joudaki2023_simulation (one job per grid;
 #   B.2, B.3                                                                               fig5_6 feeds Figs. 5 and 6)
+#   Figs. 5, 6, 8a, 9 (readings)        the same grids read another way, or more runs     joudaki2023_simulation_reading (D19)
 #   Fig. 3, Fig. B.4                    fresh LayerNorm MLPs on images                    joudaki2023_fig3, joudaki2023_figb4
 #   Figs. 2, B.6 / 7, B.7               the same MLPs trained (GPU)                       joudaki2023_train_runs (fig2_runs / fig7_runs,
 #                                                                                          one job per activation)
@@ -19,6 +20,11 @@ J23_LIB = "isonorm.experiments.joudaki2023"
 # Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all.
 J23_RESULTS = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
 J23_RESULTS.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
+# Alternative readings of a simulator item (decision D19): result key "<item>--<reading>", one job each.
+J23_RESULTS.update({
+    f"{sim}--{reading}": [results("joudaki2023", "simulations", f"{sim}--{reading}.parquet")]
+    for sim in SIMULATION_ITEMS for reading in J23[sim].get("readings") or {}
+})
 if not DATA_FREE_ONLY:
     J23_RESULTS.update({
         "fig3": [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")],
@@ -69,6 +75,31 @@ rule joudaki2023_simulation:
         log_path("joudaki2023", "simulation-{simulation}"),
     benchmark:
         benchmark_path("joudaki2023_simulation", "{simulation}")
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule joudaki2023_simulation_reading:
+    """An alternative reading of a simulator item's grid (its `readings:` entry, decision D19), or more runs."""
+    output:
+        results("joudaki2023", "simulations", "{simulation}--{reading}.parquet"),
+    wildcard_constraints:
+        simulation="|".join(SIMULATION_ITEMS),
+        reading="[a-z0-9_]+",
+    params:
+        run=lambda wc: experiment(
+            f"{J23_LIB}.simulations:run_grid",
+            item_settings(J23, "simulator", wc.simulation),
+            item=wc.simulation,
+            reading=wc.reading,
+            device=config["device"],
+        ),
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("joudaki2023", "simulation-{simulation}--{reading}"),
+    benchmark:
+        benchmark_path("joudaki2023_simulation", "{simulation}--{reading}")
     script:
         "../scripts/run_experiment.py"
 

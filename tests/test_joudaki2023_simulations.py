@@ -90,6 +90,51 @@ def test_diverging_configurations_leave_nan_rows_not_errors():
     assert np.isfinite(frame[frame.layer == 0].iso_gap).all()
 
 
+# --- alternative readings (decision D19) ------------------------------------------------------------------
+
+
+def test_a_reading_replaces_its_keys_and_keeps_the_seeds():
+    """A reading that changes only the constants draws the same inputs and weights as the default job."""
+    cfg = _cfg("fig5_6", readings={"mc": {"constants": "monte_carlo", "normalizations": ["none"]}})
+    default = simulations.run_grid(cfg, item="fig5_6")
+    reading = simulations.run_grid(cfg, item="fig5_6", reading="mc")
+    assert set(default.reading) == {"default"} and set(reading.reading) == {"mc"}
+    assert set(reading.normalization) == {"none"} and len(reading) == 4 * len(default) // 12
+    own = default[default.normalization == "none"]
+    np.testing.assert_array_equal(own[own.layer == 0].iso_gap.to_numpy(),
+                                  reading[reading.layer == 0].iso_gap.to_numpy())
+    assert not np.allclose(own.c0.to_numpy(), reading.c0.to_numpy())  # sigmoid's c0 = 1/2 only by quadrature
+    with pytest.raises(ValueError, match="no reading 'bogus'.*'mc'"):
+        simulations.run_grid(cfg, item="fig5_6", reading="bogus")
+
+
+def test_more_runs_pooled_with_the_default_are_one_longer_job():
+    """first_run = the item's runs: the reading's runs continue the default's, never repeat them."""
+    cfg = _cfg("fig9", readings={"more_runs": {"normalizations": ["mf"], "first_run": 2, "runs": 4}})
+    pooled = s.pooled_runs(simulations.run_grid(cfg, item="fig9"),
+                           simulations.run_grid(cfg, item="fig9", reading="more_runs"))
+    long = simulations.run_grid(_cfg("fig9", normalizations=["mf"], runs=6), item="fig9")
+    order = ["width", "layer", "stage", "run"]
+    pooled, long = pooled.sort_values(order, kind="stable"), long.sort_values(order, kind="stable")
+    np.testing.assert_array_equal(pooled.iso_gap.to_numpy(), long.iso_gap.to_numpy())
+    assert sorted(pooled.run.unique()) == list(range(6))
+    overlapping = simulations.run_grid(_cfg("fig9", normalizations=["mf"], first_run=1), item="fig9")
+    with pytest.raises(ValueError, match="first_run"):
+        s.pooled_runs(simulations.run_grid(cfg, item="fig9"), overlapping)
+
+
+def test_block_means_average_each_block_of_runs():
+    frame = pd.DataFrame({"hue": "a", "run": [0, 1, 2, 3, 4, 5], "layer": 1, "stage": "post_norm",
+                          "iso_gap": [1.0, 3.0, 5.0, 7.0, np.nan, 4.0]})
+    blocks = s.block_means(frame, ["hue"], 2).set_index("block").iso_gap
+    assert blocks.to_dict() == {0: 2.0, 1: 6.0, 2: 4.0}
+    # Without NaN, the mean of equal blocks is the mean of all runs: more runs, same mean in expectation.
+    full = frame.iloc[:4]
+    assert s.block_means(full, ["hue"], 2).iso_gap.mean() == s.line_means(full, ["hue"]).iso_gap.iloc[0]
+    with pytest.raises(ValueError, match="block_runs"):
+        s.block_means(frame, ["hue"], 0)
+
+
 # --- the D4 averaging ------------------------------------------------------------------------------------
 
 
@@ -162,6 +207,31 @@ def test_claims_cover_every_item_and_are_floats(quick_results):
         assert all(isinstance(v, float) for v in quantities.values()), item
     assert out["fig4"]["log10_gap_relu_l0"] > 0  # a degenerate input is far from isometric
     assert out["fig6"]["exp_mf_missing_at_last_layer"] in (0.0, 1.0)
+
+
+def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, tmp_path):
+    """Decisions D20–D23: each reading adds its own quantities; the default quantities stay as they were."""
+    readings = {
+        "fig5_6--mc_constants": ("fig5_6", "mc_constants", {"constants": "monte_carlo", "normalizations": ["none"]}),
+        "fig5_6--more_runs": ("fig5_6", "more_runs", {"activations": ["exp"], "normalizations": ["mf"],
+                                                      "first_run": 2, "runs": 3}),
+        "fig8a--narrow": ("fig8a", "narrow", {"widths": [8]}),
+        "fig9--more_runs": ("fig9", "more_runs", {"normalizations": ["mf"], "first_run": 2, "runs": 3}),
+    }
+    paths = dict(quick_results)
+    for key, (item, name, overrides) in readings.items():
+        path = tmp_path / f"{key}.parquet"
+        simulations.run_grid(_cfg(item, depth=30, readings={name: overrides}), item=item, reading=name).to_parquet(path)
+        paths[key] = [str(path)]
+    out = s.claims(paths, {"figb2": {"prediction_factor": 10}})
+    plain = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
+    for item, quantities in plain.items():
+        assert {k: v for k, v in out[item].items() if k in quantities} == pytest.approx(quantities, nan_ok=True)
+    assert {"last_finite_layer_relu_none_mc_constants", "last_finite_layer_sigmoid_none_mc_constants",
+            "last_finite_layer_exp_none_mc_constants"} <= set(out["fig5"])
+    assert {"first_layer_exp_mf_above_10_5runs", "log10_gap_exp_mf_max_to_l6_5runs"} <= set(out["fig6"])
+    assert {"log10_gap_relu_min_d8", "log10_gap_relu_l30_d8", "log10_gap_selu_l30_d8"} <= set(out["fig8a"])
+    assert {"log10_gap_d8_mf_l30_5runs", "log10_gap_d16_mf_l30_5runs"} <= set(out["fig9"])
 
 
 def test_claims_skip_items_without_results(quick_results):

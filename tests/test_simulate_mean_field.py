@@ -6,6 +6,7 @@ import logging
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -190,6 +191,40 @@ def test_runs_are_seeded_individually():
     np.testing.assert_array_equal(two.iso_gap, again.iso_gap)
     np.testing.assert_array_equal(two.iso_gap, three[three.run < 2].iso_gap)
     assert not np.allclose(two.iso_gap, other.iso_gap)
+
+
+def test_more_runs_continue_the_first_ones():
+    """Decision D19: runs 0..1 and then runs 2..4 (first_run = 2) are exactly the rows of one 5-run job."""
+    net = MeanFieldNetwork("relu", centering="mf", normalization="mf", **TINY)
+    five = simulate(net, 5, ("test", "more"))
+    first = simulate(net, 2, ("test", "more"))
+    more = simulate(net, 3, ("test", "more"), first_run=2)
+    assert sorted(more.run.unique()) == [2, 3, 4]
+    both = pd.concat([first, more]).sort_values(["layer", "stage", "run"], kind="stable")
+    five = five.sort_values(["layer", "stage", "run"], kind="stable")
+    for column in ("run", "iso_gap", "gamma", "iso_gap0", "gamma_theory"):
+        np.testing.assert_array_equal(both[column].to_numpy(), five[column].to_numpy())
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="first_run"):
+            simulate(net, 2, ("test", "more"), first_run=bad)
+
+
+def _last_drawn_layer(frame) -> int:
+    drawn = frame[frame.stage == "post_norm"].groupby("layer").iso_gap.apply(lambda gaps: gaps.notna().any())
+    return int(drawn[drawn].index.max())
+
+
+def test_sigmoid_without_normalization_stops_where_float32_and_the_constant_c0_decide():
+    """Decision D20 on a small case (n = 10 as the paper, d = 256): x ← σ(xW) − c0 shrinks about 4× per layer.
+    In float32 with the exact c0 = 1/2 the values fall below the resolution of σ near 1/2 and the chain stops;
+    in float64 it keeps going; the originals' Monte Carlo c0 (off by ~1e-4) leaves an offset that makes the
+    Gram nearly rank one, so the chain stops earlier still."""
+    net = MeanFieldNetwork("sigmoid", centering="mf", normalization="none", degeneracy=10, batch=10, width=256,
+                           depth=16)
+    exact = _last_drawn_layer(simulate(net, 2, ("test", "sigmoid")))
+    monte_carlo = _last_drawn_layer(simulate(net, 2, ("test", "sigmoid"), Numerics(constants="monte_carlo")))
+    in_float64 = _last_drawn_layer(simulate(net, 2, ("test", "sigmoid"), F64))
+    assert monte_carlo < exact < in_float64 == 16
 
 
 def test_a_diverging_run_becomes_nan_without_stopping_the_simulation(caplog):

@@ -242,6 +242,7 @@ def simulate(
     seed_parts: Sequence[object],
     numerics: Numerics = Numerics(),
     device: str | torch.device = "cpu",
+    first_run: int = 0,
 ) -> pd.DataFrame:
     """All runs of one configuration as a tidy frame (one row per run, layer and stage).
 
@@ -251,10 +252,14 @@ def simulate(
     the constants ``c0``, ``c1``, ``second_moment``, ``beta`` (of the unscaled σ) and ``beta_gain`` (β of
     σ(gain·x)); and the derived columns of D.0 (A) ``gamma0``/``iso_gap0`` (post_norm at l = 1 of the run),
     ``gamma_theory`` = γ0/β^l and ``iso_gap_theory`` = 2n·γ0/β^l. Run r is seeded by
-    ``runtime.generator(*seed_parts, r)``.
+    ``runtime.generator(*seed_parts, r)``; the runs are r = ``first_run`` … ``first_run + runs − 1``, so that
+    more runs of a configuration continue its first ones: ``runs=10`` then ``runs=40, first_run=10`` give
+    exactly the rows of ``runs=50`` (decision D19).
     """
     if runs < 1:
         raise ValueError(f"runs must be ≥ 1, got {runs}")
+    if isinstance(first_run, bool) or not isinstance(first_run, int) or first_run < 0:
+        raise ValueError(f"first_run must be an integer ≥ 0, got {first_run!r}")
     device = torch.device(device)
     dtype, metric_dtype = DTYPES[numerics.dtype], DTYPES[numerics.metric_dtype]
     constants = activation_constants(
@@ -263,7 +268,8 @@ def simulate(
     sigma = get_activation(network.activation)
     gain = network.gain_value
     scale = gain / math.sqrt(network.width)
-    gens = [generator(*seed_parts, run, device=device) for run in range(runs)]
+    run_ids = list(range(first_run, first_run + runs))
+    gens = [generator(*seed_parts, run, device=device) for run in run_ids]
 
     x = torch.stack([
         degenerate_input(network.batch, network.width, network.degeneracy, gen, dtype, device) for gen in gens
@@ -289,12 +295,12 @@ def simulate(
         bad = ~torch.isfinite(x).flatten(1).all(dim=1).cpu()
         first_nonfinite = torch.where(bad & (first_nonfinite < 0), torch.full_like(first_nonfinite, layer),
                                       first_nonfinite)
-    _log_divergence(seed_parts, first_nonfinite)
-    return _tidy(network, runs, torch.stack(gaps), torch.stack(gammas), constants, numerics)
+    _log_divergence(seed_parts, run_ids, first_nonfinite)
+    return _tidy(network, run_ids, torch.stack(gaps), torch.stack(gammas), constants, numerics)
 
 
-def _log_divergence(seed_parts: Sequence[object], first_nonfinite: torch.Tensor) -> None:
-    diverged = {run: int(layer) for run, layer in enumerate(first_nonfinite.tolist()) if layer >= 0}
+def _log_divergence(seed_parts: Sequence[object], run_ids: Sequence[int], first_nonfinite: torch.Tensor) -> None:
+    diverged = {run: int(layer) for run, layer in zip(run_ids, first_nonfinite.tolist()) if layer >= 0}
     if diverged:
         log.info(
             "%s: %d of %d runs became non-finite (run: first layer %s); their later values are NaN",
@@ -314,7 +320,7 @@ def _beta_of_scaled(activation: str, gain: float, numerics: Numerics) -> float:
 
 def _tidy(
     network: MeanFieldNetwork,
-    runs: int,
+    run_ids: Sequence[int],
     gaps: torch.Tensor,
     gammas: torch.Tensor,
     constants: GaussianMoments,
@@ -324,8 +330,9 @@ def _tidy(
     depth = network.depth
     layers = np.concatenate([[0], np.repeat(np.arange(1, depth + 1), 2)])
     stages = np.array(["input"] + ["pre_norm", "post_norm"] * depth)
+    runs = len(run_ids)
     frame = pd.DataFrame({
-        "run": np.tile(np.arange(runs), len(layers)),
+        "run": np.tile(np.asarray(run_ids), len(layers)),
         "layer": np.repeat(layers, runs),
         "stage": np.repeat(stages, runs),
         "iso_gap": gaps.reshape(-1).numpy(),

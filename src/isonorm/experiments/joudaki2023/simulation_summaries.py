@@ -12,6 +12,12 @@ Seaborn drops NaN rows before averaging; a mean that is infinite is not drawn ei
 the same and reports both as NaN, a missing point. ``claims`` measures the quantities of the reference file
 (notebooks/reference/joudaki2023.yaml) on these plotted values; read-offs from log-scale figures are
 compared as log10 values.
+
+Alternative readings (decision D19) come as result keys ``<experiment>--<reading>``: Fig. 5 with the
+originals' Monte Carlo constants (D20), Fig. 6's exp curve and Fig. 9's MF curves over 100 runs instead of 10
+(D21, D23), Fig. 8a at a narrower width (D22). Their quantities carry the reading in their name; a reading
+with more runs is pooled with the item's own runs (:func:`pooled_runs`) and split into blocks of the item's
+run count (:func:`block_means`) to show how much a mean over that many runs varies.
 """
 
 from __future__ import annotations
@@ -34,6 +40,13 @@ ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "fi
 RESULT_KEYS = {"fig4": "fig4", "fig5": "fig5_6", "fig6": "fig5_6", "fig8a": "fig8a", "fig8b": "fig8b",
                "fig9": "fig9", "figa1": "figa1", "figb2": "figb2", "figb3": "figb3"}
 """Result key (one Parquet file per simulator experiment) of each item; Figs. 5 and 6 share one grid."""
+
+READINGS = {"fig5": "fig5_6--mc_constants", "fig6": "fig5_6--more_runs", "fig8a": "fig8a--narrow",
+            "fig9": "fig9--more_runs"}
+"""Result key of the alternative reading each item draws beside its default (decisions D19–D23)."""
+
+CONFIG_COLUMNS = ("activation", "centering", "normalization", "activation_first", "gain", "bias", "degeneracy",
+                  "batch", "width", "depth")
 
 # Which configurations each plot_line_graph figure shows, and which column is its hue (D-Fig4 … D-FigB3).
 PLOTTED = {
@@ -117,6 +130,35 @@ def max_log10_gap_between(a: pd.Series, b: pd.Series, from_layer: int = 1) -> fl
     return float(np.abs(np.log10(both.iloc[:, 0]) - np.log10(both.iloc[:, 1])).max()) if len(both) else math.nan
 
 
+def pooled_runs(default: pd.DataFrame, more: pd.DataFrame) -> pd.DataFrame:
+    """The configurations of ``more`` (a reading with more runs, D19) with the default's runs of the same
+    configurations prepended: one sample of every run. Overlapping run indices are an error (the reading's
+    ``first_run`` must be at least the item's ``runs``), since a run would then count twice."""
+    keys = [c for c in CONFIG_COLUMNS if c in more.columns]
+    configurations = more[keys].drop_duplicates()
+    own = default.merge(configurations, on=keys, how="inner")
+    overlap = set(own.run) & set(more.run)
+    if overlap:
+        raise ValueError(f"the extra runs repeat run indices {sorted(overlap)[:5]} of the item's own runs; set the "
+                         "reading's first_run to the item's runs (decision D19)")
+    return pd.concat([own, more], ignore_index=True)
+
+
+def block_means(frame: pd.DataFrame, by: Sequence[str], block_runs: int, y: str = "iso_gap",
+                convention: Convention = "faithful") -> pd.DataFrame:
+    """:func:`line_means` of each block of ``block_runs`` consecutive run indices (run // block_runs), with a
+    ``block`` column: what a figure averaging that many runs would draw, once per independent block."""
+    if block_runs < 1:
+        raise ValueError(f"block_runs must be ≥ 1, got {block_runs}")
+    blocks = frame.assign(block=frame.run // block_runs)
+    return line_means(blocks, [*by, "block"], y=y, convention=convention)
+
+
+def runs_label(frame: pd.DataFrame) -> str:
+    """``"100runs"``: the number of distinct runs of ``frame``, as a quantity suffix."""
+    return f"{frame.run.nunique()}runs"
+
+
 def theory_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """``plot_line``'s rows: post_norm only (Fig. A.1; the extra Fig. B.2 panel)."""
     return frame[frame.stage == "post_norm"]
@@ -181,16 +223,47 @@ def _fig6(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _fig8a(df: pd.DataFrame) -> dict[str, float]:
+def _fig8a(df: pd.DataFrame, suffix: str = "") -> dict[str, float]:
     means = line_means(df, ["activation"])
     relu = curve(means, activation="relu")
-    return {
-        "log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean())),
+    out = {
         "log10_gap_relu_min": log10(float(relu[relu.index >= 1].min())),
         "log10_gap_relu_l30": log10(value_at(means, 30, activation="relu")),
         "log10_gap_selu_l30": log10(value_at(means, 30, activation="selu")),
         "log10_gap_tanh_l30": log10(value_at(means, 30, activation="tanh")),
     }
+    if not suffix:
+        out = {"log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean())), **out}
+    return {f"{name}{suffix}": value for name, value in out.items()}
+
+
+def _fig5_mc_constants(df: pd.DataFrame) -> dict[str, float]:
+    """Decision D20: where the curves without normalization stop with the originals' Monte Carlo c0."""
+    means = line_means(df[df.normalization == "none"], ["activation"])
+    return {f"last_finite_layer_{act}_none_mc_constants": last_finite_layer(curve(means, activation=act))
+            for act in ("relu", "sigmoid", "exp") if act in set(df.activation)}
+
+
+def _fig6_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
+    """Decision D21: exp with MF normalization averaged over every run (the item's and the reading's)."""
+    runs = pooled_runs(default, more)
+    exp_mf = curve(line_means(select(runs, activation="exp", normalization="mf"), ["activation"]))
+    label = runs_label(runs)
+    early = exp_mf[(exp_mf.index >= 1) & (exp_mf.index <= 6)]
+    return {f"first_layer_exp_mf_above_10_{label}": first_layer_above(exp_mf, 10.0),
+            f"log10_gap_exp_mf_max_to_l6_{label}": log10(float(early.max()))}
+
+
+def _fig9_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
+    """Decision D23: the MF curve at ℓ = 30 averaged over every run, per width."""
+    runs = pooled_runs(default, more)
+    means = line_means(runs, ["width", "normalization"])
+    out = {}
+    for width in sorted(runs.width.unique()):
+        mf = curve(means, width=int(width), normalization="mf")
+        label = runs_label(select(runs, width=int(width), normalization="mf"))
+        out[f"log10_gap_d{int(width)}_mf_l30_{label}"] = log10(float(mf.get(30, math.nan)))
+    return out
 
 
 def _fig8b(df: pd.DataFrame) -> dict[str, float]:
@@ -275,13 +348,27 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
     reducers = {"fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b,
                 "fig9": _fig9, "figa1": _figa1, "figb3": _figb3,
                 "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
+    # Readings (D19): reduced alone (a setting read another way) or pooled with the item's own runs (more runs).
+    reading_reducers = {
+        "fig5": lambda own, reading: _fig5_mc_constants(reading),
+        "fig6": _fig6_more_runs,
+        "fig8a": lambda own, reading: _fig8a(reading, suffix="_d" + "_".join(map(str, sorted(reading.width.unique())))),
+        "fig9": _fig9_more_runs,
+    }
     loaded: dict[str, pd.DataFrame] = {}
+
+    def load(key: str) -> pd.DataFrame:
+        if key not in loaded:
+            loaded[key] = read_all_results(results[key])
+        return loaded[key]
+
     out: Claims = {}
     for item in ITEMS:
         key = RESULT_KEYS[item]
         if not results.get(key):
             continue
-        if key not in loaded:
-            loaded[key] = read_all_results(results[key])
-        out[item] = reducers[item](loaded[key])
+        out[item] = reducers[item](load(key))
+        reading = READINGS.get(item)
+        if reading is not None and results.get(reading):
+            out[item].update(reading_reducers[item](load(key), load(reading)))
     return out

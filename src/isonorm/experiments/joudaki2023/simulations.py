@@ -12,6 +12,13 @@ Config keys (all items): ``batch`` (n), ``widths`` (d), ``depth`` (L), ``runs``,
 ``dtype``, ``metric_dtype``, ``sampler`` (see ``mean_field.Numerics``). Every configuration is seeded from
 (paper, item, configuration) and every run from its index (``runtime.generator``), so a configuration's
 numbers do not depend on the rest of the grid.
+
+Alternative readings (decision D19). An item section may hold ``readings``: a name → a few of the keys above,
+each one more job of the same grid with those keys replaced (``run_grid(cfg, item=…, reading=name)``): an open
+setting read the other way (``constants: monte_carlo``, another width), or more runs of the same
+configurations (``first_run`` = the item's ``runs``, so that the extra runs continue the item's own: run r is
+seeded by its index whichever job simulates it). A reading stays in the item's seed namespace: a reading that
+changes only the numerics draws the same inputs and weights as the default, a paired comparison.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ Config = Mapping[str, Any]
 log = logging.getLogger(__name__)
 
 NUMERICS_KEYS = ("constants", "monte_carlo_samples", "constants_seed", "dtype", "metric_dtype", "sampler")
+DEFAULT_READING = "default"
+"""The ``reading`` column of the item's own job (its config as written); a reading's rows carry its name."""
 GRID_KEYS = ("widths", "centerings", "normalizations", "activation_first", "activations", "gains")
 VARIANT_KEYS = ("name", "centering", "normalization", "gain")
 
@@ -62,11 +71,26 @@ def _variants(cfg: Config, item: str) -> list[dict[str, Any]]:
     ]
 
 
-def run_grid(cfg: Config, *, item: str, device: str = "cpu") -> pd.DataFrame:
+def reading_config(cfg: Config, reading: str, item: str) -> dict[str, Any]:
+    """The item's settings with the overrides of its reading ``reading`` (decision D19); ``readings`` dropped."""
+    readings = cfg.get("readings") or {}
+    if reading not in readings:
+        raise ValueError(f"joudaki2023 {item}: no reading {reading!r}; the item's `readings` are {sorted(readings)}")
+    overrides = readings[reading]
+    if not isinstance(overrides, Mapping) or "readings" in overrides:
+        raise ValueError(f"joudaki2023 {item}: reading {reading!r} must map config keys to values, got {overrides!r}")
+    return {**{k: v for k, v in cfg.items() if k != "readings"}, **overrides}
+
+
+def run_grid(cfg: Config, *, item: str, reading: str | None = None, device: str = "cpu") -> pd.DataFrame:
     """Every configuration of ``item``'s grid (one of :data:`SIMULATION_ITEMS`), simulated and concatenated;
-    see the module docstring. The item names the seed namespace, so two items never share random draws."""
+    see the module docstring. The item names the seed namespace, so two items never share random draws.
+    ``reading`` names one of the item's alternative ``readings`` to run instead of its own settings (D19)."""
     if item not in SIMULATION_ITEMS:
         raise ValueError(f"unknown joudaki2023 simulation item {item!r}; use one of {SIMULATION_ITEMS}")
+    if reading is not None:
+        cfg = reading_config(cfg, reading, item)
+    first_run = cfg.get("first_run", 0)
     numerics = Numerics(**{key: cfg[key] for key in NUMERICS_KEYS})
     resolved = resolve_device(device)
     frames = []
@@ -84,11 +108,12 @@ def run_grid(cfg: Config, *, item: str, device: str = "cpu") -> pd.DataFrame:
         seed_parts = (SLUG, item, variant["name"], activation, network.centering, network.normalization,
                       network.activation_first, network.gain, network.bias, network.degeneracy, network.batch,
                       network.width)
-        frame = simulate(network, int(cfg["runs"]), seed_parts, numerics, device=resolved)
+        frame = simulate(network, int(cfg["runs"]), seed_parts, numerics, device=resolved, first_run=first_run)
         if variant["name"] is not None:
             frame.insert(0, "variant", variant["name"])
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
+    out["reading"] = DEFAULT_READING if reading is None else reading
     missing = int(out.iso_gap.isna().sum())
     if missing:
         log.info("%s: %d of %d isometry gaps are NaN (plotted as missing, as in the originals)",
