@@ -77,7 +77,8 @@ def read_scoreboard(path: str | Path) -> pd.DataFrame:
 
 def summarize_scoreboard(frame: pd.DataFrame) -> pd.DataFrame:
     """Counts per paper (rows) and verdict (columns, in ``VERDICTS`` order), with a ``total`` row and column."""
-    counts = pd.crosstab(frame["paper"], frame["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    counts = (pd.crosstab(frame["paper"], frame["verdict"]) if len(frame) else pd.DataFrame()).reindex(
+        columns=list(VERDICTS), fill_value=0)
     counts.loc["total"] = counts.sum()
     counts["total"] = counts.sum(axis=1)
     counts.index.name, counts.columns.name = "paper", None

@@ -21,7 +21,7 @@ from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import VERDICTS
 from .item_grid import grid_html, item_tiles, linked_items
 from .markup import PAPER_PRESET, escape, frame_table, style_block
-from .scoreboard import match_rates, read_scoreboard
+from .scoreboard import match_rates, read_scoreboard, summarize_scoreboard
 from .scoreboard_page import scoreboard_page
 from .verdict_figure import verdict_figure
 
@@ -46,15 +46,16 @@ def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], score
                 items: Mapping[str, int]) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *VERDICTS, "total"))
     rows = []
+    summary = summarize_scoreboard(scoreboard)
     for paper in papers:
         slug = escape(paper["slug"])
         link = f'<a href="{escape(pages[paper["slug"]])}">{slug}</a>' if paper["slug"] in pages else (
             f"{slug} <em>(not yet reproduced)</em>")
-        counts = scoreboard.loc[scoreboard["paper"] == paper["slug"], "verdict"].value_counts()
-        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in VERDICTS)
+        counts = summary.loc[paper["slug"]] if paper["slug"] in summary.index else pd.Series(0, summary.columns)
+        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in (*VERDICTS, "total"))
         rows.append(
             f'<tr id="paper-{slug}"><td>{link}</td><td>{escape(paper["title"])}</td>'
-            f'<td>{items.get(paper["slug"], 0)}</td>{cells}<td>{int(counts.sum())}</td></tr>'
+            f'<td>{items.get(paper["slug"], 0)}</td>{cells}</tr>'
         )
     return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 

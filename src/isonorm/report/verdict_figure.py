@@ -14,6 +14,7 @@ import pandas as pd
 
 from .comparison import MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
 from .markup import VERDICT_COLOURS, VERDICT_EDGES
+from .scoreboard import summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
 # nothing to reproduce and are counted in the caption instead.
@@ -23,9 +24,8 @@ FIGURE_ID = "verdict-figure"
 
 def verdict_counts(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> pd.DataFrame:
     """Rows ``slugs`` (in that order), columns ``BAR_VERDICTS`` and ``no-reference``: how many rows have each."""
-    columns = [*BAR_VERDICTS, NO_REFERENCE]
-    counts = pd.crosstab(scoreboard["paper"], scoreboard["verdict"]) if len(scoreboard) else pd.DataFrame()
-    return counts.reindex(index=list(slugs), columns=columns, fill_value=0).fillna(0).astype(int)
+    counts = summarize_scoreboard(scoreboard)
+    return counts.reindex(index=list(slugs), columns=[*BAR_VERDICTS, NO_REFERENCE], fill_value=0).astype(int)
 
 
 def _svg(counts: pd.DataFrame) -> str:
