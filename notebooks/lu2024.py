@@ -83,7 +83,7 @@ FNN_DECISIONS = ("one BatchNorm1d shared by all blocks (decision A5); test accur
 # ## Figure 1 — cosine-similarity and Gram matrix of a weight at initialisation
 
 # %%
-weights = load(f"table3_weights/{cfg['fig1']['run']}.parquet")
+weights = load("fig1/init_weights.parquet")
 if weights is None:
     render.not_run("lu2024-fig1", NOT_RUN)
 else:
@@ -97,8 +97,9 @@ else:
         fig, "lu2024-fig1",
         f"Absolute cosine-similarity matrix (left, unit diagonal) and Gram matrix WᵀW (right) of "
         f"{cfg['fig1']['layer']}.weight ({W.shape[0]}×{W.shape[1]}) of the FNN right after PyTorch's default "
-        f"initialisation (U(−1/√k, 1/√k)), seed {int(weights.seed.min())}; read from the initial weights of the "
-        f"Table-3 job {cfg['fig1']['run']} (the draw of this layer does not depend on the variant). No training.",
+        f"initialisation (U(−1/√k, 1/√k)), seed {int(weights.seed.min())}: the {cfg['fig1']['variant']} / "
+        f"{cfg['fig1']['activation']} network drawn as its Table-3 jobs draw it (the same weights), without data "
+        "and without training.",
         deviations=[
             f"Layer {cfg['fig1']['layer']} and the colour map (small values light) are assumptions: the paper "
             "names neither (decision A15).",

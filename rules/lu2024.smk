@@ -2,7 +2,8 @@
 # Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
 # docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
 # gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
-#   Figs. 1–2, Tables 1, 3, App. Table 4   MNIST FNNs            lu2024_table1, lu2024_table3, lu2024_apptable4
+#   Fig. 1                                 a fresh FNN, data-free  lu2024_fig1
+#   Fig. 2, Tables 1, 3, App. Table 4      MNIST FNNs            lu2024_table1, lu2024_table3, lu2024_apptable4
 #   Table 2, App. Table 2                  SimpleCNN             lu2024_simple_cnn
 #   Table 4, App. Table 3                  ResNet-18             lu2024_resnet18
 #   Table 5 (a) / (b, c) / (d)             Transformer / checkpoints / LoRA
@@ -13,16 +14,16 @@ L24 = config["lu2024"]
 L24_LIB = "isonorm.experiments.lu2024"
 
 
-# Every results file of lu2024, by result key. Every item needs a data set or a checkpoint.
-L24_RESULTS = {}
+# Every results file of lu2024, by result key; only Fig. 1 (a network at init) needs no data set or checkpoint.
+L24_RESULTS = {"fig1": [results("lu2024", "fig1", "init_weights.parquet")]}
 if not DATA_FREE_ONLY:
-    L24_RESULTS = {
+    L24_RESULTS |= {
         "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
         "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
         "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
         "table3": expand(results("lu2024", "table3", "{v}-{r}.parquet"), v=L24["table3"]["variants"],
                          r=L24["table3"]["runs"]),
-        # Figs. 1–2 read these (written by the same Table-3 jobs)
+        # Fig. 2 reads these (written by the same Table-3 jobs)
         "table3_weights": expand(results("lu2024", "table3_weights", "{v}-{r}.parquet"),
                                  v=L24["table3"]["variants"], r=L24["table3"]["runs"]),
         "table4": expand(results("lu2024", "table4", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"],
@@ -38,6 +39,22 @@ if not DATA_FREE_ONLY:
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
     }
 PAPER_RESULTS["lu2024"] = L24_RESULTS
+
+
+rule lu2024_fig1:
+    """Fig. 1: the weight of one layer of model (F) right after initialisation; no data set, no training."""
+    output:
+        results("lu2024", "fig1", "init_weights.parquet"),
+    params:
+        run=experiment(f"{L24_LIB}.trained_nets:fig1", item_settings(L24, "fnn", "fig1")),
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        log_path("lu2024", "fig1"),
+    benchmark:
+        benchmark_path("lu2024_fig1")
+    script:
+        "../scripts/run_experiment.py"
 
 
 rule lu2024_table1:
@@ -66,7 +83,7 @@ rule lu2024_table1:
 
 
 rule lu2024_table3:
-    """Table 3 (and Figs. 1–2 through the saved weights): Original vs Norm_Res × activation/optimizer."""
+    """Table 3 (and Fig. 2 through the saved weights): Original vs Norm_Res × activation/optimizer."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:

@@ -1,4 +1,4 @@
-"""Trained-network jobs of Lu et al. 2024 (Tables 1–4, App. Tables 2–4, Figs. 1–2) at toy sizes."""
+"""Lu et al. 2024 at toy sizes: the trained-network jobs (Tables 1–4, App. Tables 2–4, Fig. 2), Fig. 1's fresh FNN."""
 
 from __future__ import annotations
 
@@ -69,12 +69,23 @@ def test_fnn_job_is_deterministic_and_seeds_stack(data_root):
     assert first[1] != first[2]  # each seed draws its own network
 
 
-def test_init_of_a_layer_does_not_depend_on_the_variant(data_root):
-    """Fig. 1 reads linearH.0 at init from the Table-3 runs: every variant draws it identically."""
-    cfg = dict(FNN, constant_init=None, epochs=0)
-    values = {v: ts.pii_value(tn.fnn(cfg, item="table3", optimizer="adam", variant=v, activation="gelu",
-                                     **_kw(data_root, "mnist")), "linearH.0", 0) for v in ("original", "norm_res")}
-    assert values["original"] == values["norm_res"]
+def test_fig1_draws_the_weights_a_table3_job_starts_from(data_root, tmp_path):
+    """Fig. 1 is data-free: it draws the network alone, and gets the epoch-0 weights of the Table-3 jobs, which
+    every variant draws identically."""
+    cfg = dict(FNN, constant_init=None, epochs=0, seeds=[42, 7])
+    drawn = tn.fig1(dict(cfg, dataset="mnist", layer="linearH.0"))
+    assert sorted(drawn.seed.unique()) == [7, 42] and set(drawn.epoch) == {0}
+    for variant in ("original", "norm_res"):
+        path = tmp_path / f"{variant}.parquet"
+        tn.fnn(cfg, item="table3", optimizer="adam", variant=variant, activation="gelu", weights_path=str(path),
+               **_kw(data_root, "mnist"))
+        trained = read_results(path)
+        for seed in (42, 7):
+            assert (ts.weight_matrix(drawn, "linearH.0", epoch=0, seed=seed)
+                    == ts.weight_matrix(trained, "linearH.0", epoch=0, seed=seed)).all()
+    W = ts.weight_matrix(drawn, "linearH.0", epoch=0)
+    assert W.shape == (16, 16)
+    assert ts.heatmap_matrices(W)["C_col"].diagonal() == pytest.approx(1.0)
 
 
 def test_simple_cnn_and_resnet_jobs(data_root):
@@ -121,6 +132,7 @@ def test_claims_from_results_files(data_root, tmp_path):
         save("table3", tn.fnn(cfg, item="table3", optimizer="adam", variant=variant, activation="gelu",
                               weights_path=str(weights), **_kw(data_root, "mnist")))
         paths.setdefault("table3_weights", []).append(str(weights))
+    save("fig1", tn.fig1(dict(cfg, dataset="mnist", layer="linearH.0")))
     claims = ts.claims(paths, SUMMARY_CFG)
     assert set(claims) == {"table1", "table3", "fig1"}
     assert claims["table1"]["sgd_layer1_init"] == pytest.approx(1.0)

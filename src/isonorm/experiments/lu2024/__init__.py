@@ -1,7 +1,8 @@
 """Lu, Sun, Yang, Zhou, Lin (IJCAI 2024): the orthogonality of weight vectors, measured by PII.
 
-- ``trained_nets``          Tables 1–4, App. Tables 2–4 and the weights behind Figs. 1–2: MNIST FNNs, the
-                            SimpleCNN and ResNet-18 on CIFAR-10/100, trained on the shared engine;
+- ``trained_nets``          Tables 1–4, App. Tables 2–4 and the weights behind Fig. 2: MNIST FNNs, the
+                            SimpleCNN and ResNet-18 on CIFAR-10/100, trained on the shared engine; Fig. 1's
+                            freshly drawn FNN (no data);
                             reductions in ``trained_summaries`` (also App. Table 1, the notation)
 - ``wikitext_transformer``  Table 5 (a): a six-layer word-level Transformer on WikiText-2; ``wikitext_summaries``
 - ``checkpoint_pii``        Table 5 (b), (c): PII of one layer of PLM / LLM checkpoints, read tensor by tensor

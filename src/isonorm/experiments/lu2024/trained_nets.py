@@ -1,4 +1,4 @@
-"""Lu et al. 2024, the trained networks: Tables 1–4, App. Tables 2–4, and the weights behind Figs. 1–2.
+"""Lu et al. 2024, the trained networks: Tables 1–4, App. Tables 2–4, the weights behind Fig. 2, Fig. 1 at init.
 
 A.1.3, A.1.4, the items A-Fig1–A-AppTable4 and decisions A1–A9, A14–A16. One job trains every seed of one
 configuration (item × model variant × activation × optimizer) with the shared engine
@@ -17,7 +17,8 @@ original's default init). After every epoch (epoch 0 = the fresh network) a row 
 
 Output: one row per (seed, epoch, metric, layer, orientation) with the job's factors. The FNN jobs may also
 write the weights of ``save_weights`` layers at init and after training (:func:`weights_frame`) for the heat
-maps of Figs. 1–2, which :mod:`.trained_summaries` turns into cosine-similarity and Gram matrices.
+maps of Fig. 2, which :mod:`.trained_summaries` turns into cosine-similarity and Gram matrices. Fig. 1 needs
+no data: :func:`fig1` draws the fresh network alone, as the training jobs draw it.
 """
 
 from __future__ import annotations
@@ -173,18 +174,8 @@ def _run(cfg: Config, where: str, item: str, factory: Callable[[], nn.Module], o
         epochs=epochs, batch_size=int(cfg["batch_size"]))
 
 
-def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, activation: str | None = None,
-        data_root: str, dataset: str, device: str, checkpoint: str | None = None,
-        weights_path: str | None = None) -> pd.DataFrame:
-    """Model (F) on MNIST: Table 1 (per optimizer), Table 3 (variant × activation × optimizer), App. Table 4.
-
-    ``variant``/``activation`` default to the config's (Table 1: norm_res, GELU). With ``weights_path`` the
-    weights of ``cfg['save_weights']`` at init and after training are written there (Figs. 1–2).
-    """
-    variant = variant or cfg.get("variant")
-    activation = activation or cfg.get("activation")
-    if variant is None or activation is None:
-        raise ValueError(f"lu2024 {item}: give variant and activation (job keywords or config keys)")
+def fnn_factory(cfg: Config, variant: str, activation: str, dataset: str) -> Callable[[], nn.Module]:
+    """Model (F) for ``dataset``'s image size and class count (metadata only: nothing is read)."""
     spec = dataset_spec(dataset)
     in_features = 1
     for size in spec.image_shape:
@@ -193,14 +184,45 @@ def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, a
     def factory() -> nn.Module:
         return LuFNN(variant, activation, in_features, int(cfg["width"]), int(cfg["blocks"]), spec.num_classes,
                      bool(cfg["shared_norm"]))
+    return factory
 
-    frame = _run(cfg, item, item, factory, optimizer, f"{variant}-{activation}-{optimizer}", data_root=data_root,
+
+def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, activation: str | None = None,
+        data_root: str, dataset: str, device: str, checkpoint: str | None = None,
+        weights_path: str | None = None) -> pd.DataFrame:
+    """Model (F) on MNIST: Table 1 (per optimizer), Table 3 (variant × activation × optimizer), App. Table 4.
+
+    ``variant``/``activation`` default to the config's (Table 1: norm_res, GELU). With ``weights_path`` the
+    weights of ``cfg['save_weights']`` at init and after training are written there (Fig. 2).
+    """
+    variant = variant or cfg.get("variant")
+    activation = activation or cfg.get("activation")
+    if variant is None or activation is None:
+        raise ValueError(f"lu2024 {item}: give variant and activation (job keywords or config keys)")
+    frame = _run(cfg, item, item, fnn_factory(cfg, variant, activation, dataset), optimizer,
+                 f"{variant}-{activation}-{optimizer}", data_root=data_root,
                  dataset=dataset, device=device, checkpoint=checkpoint, flatten=True,
                  test_train_mode=bool(cfg["test_train_mode"]), constant=cfg["constant_init"],
                  save_weights=list(cfg.get("save_weights") or []) if weights_path else [],
                  weights_path=weights_path)
     return frame.assign(model="fnn", variant=variant, activation=activation, shared_norm=bool(cfg["shared_norm"]),
                         test_train_mode=bool(cfg["test_train_mode"]), width=int(cfg["width"]))
+
+
+def fig1(cfg: Config) -> pd.DataFrame:
+    """Fig. 1: the weight of ``cfg['layer']`` of a freshly initialised model (F), one matrix per seed.
+
+    No data and no training: the network is drawn exactly as a training job of the same variant and activation
+    draws it (:func:`seeded_model` on :func:`fnn_factory`; ``dataset`` only sets the input and output sizes), so
+    these are the epoch-0 weights of that job (a test checks it). Rows as :func:`weights_frame` writes them.
+    """
+    factory = fnn_factory(cfg, str(cfg["variant"]), str(cfg["activation"]), str(cfg["dataset"]))
+    layer = str(cfg["layer"])
+    weights = {(int(seed), 0, layer): layer_matrix(dict(seeded_model(factory, seed).named_parameters()), layer,
+                                                    stacked=False)
+               for seed in cfg["seeds"]}
+    return weights_frame(weights).assign(variant=cfg["variant"], activation=cfg["activation"],
+                                         width=int(cfg["width"]), dataset=cfg["dataset"])
 
 
 def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, dataset: str, device: str,

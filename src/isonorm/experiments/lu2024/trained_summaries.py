@@ -208,10 +208,9 @@ def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
                 pii_value(frame, layer, end, variant="norm_res") <= pii_value(frame, layer, end, variant=v)
                 for layer in layers.values() for v in frame.variant.unique()))
         out["apptable4"] = values
-    weights = _read(results, "table3_weights")
+    weights = _read(results, "fig1")
     if weights is not None:
-        layer = cfg["fig1"]["layer"]
-        W = weight_matrix(weights, layer, epoch=0)
+        W = weight_matrix(weights, cfg["fig1"]["layer"], epoch=0)
         out["fig1"] = {"pii_init": matrix_pii(W),
                        "cos_unit_diagonal": float(np.allclose(np.diag(heatmap_matrices(W)["C_col"]), 1.0))}
     return out
