@@ -1,6 +1,6 @@
 """The SLURM path for real: the quick preset through profiles/slurm on a live single-node SLURM.
 
-.ci/slurm/local-slurm.sh installs (apt-get) and starts slurmctld, slurmd and munged with one fake GPU; the
+.ci/slurm/local-slurm.sh installs (apt-get) and starts slurmctld, slurmd and munged with four fake GPUs; the
 workflow is then submitted through `snakemake-executor-plugin-slurm` with the production workflow profile
 plus the test cluster's site profile (.ci/slurm/profile). Checked: every non-local job ran as a SLURM
 job that completed (the plugin's log, SLURM's job-completion log, scontrol), GPU rules asked for exactly

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real single-node SLURM cluster on this machine, with one fake GPU: the cluster that
+# A real single-node SLURM cluster on this machine, with fake GPUs: the cluster that
 # tests/test_slurm_cluster.py submits the quick preset to, and a recipe for trying profiles/slurm.
 #
 #   .ci/slurm/local-slurm.sh start DIR   install the Debian packages if missing, write the config, start
@@ -21,10 +21,12 @@
 # MinJobAge=3600 keeps finished jobs visible to squeue/scontrol for an hour: the squeue polling needs
 # that (at least 3x the first-check delay), and the test reads each job back with scontrol.
 #
-# The node is declared larger than the machine (NODE_CPUS=8, NODE_MEM_MB=65536 unless set; accepted through
-# SlurmdParameters=config_overrides and not enforced without cgroups) so that the production requests of
-# profiles/slurm (up to 4 CPUs and 32 GB per job) schedule unchanged. The GPU is fake (gres.conf,
-# File=/dev/null): `--gpus=1` and `--gres=gpu:1` schedule against it, one such job at a time.
+# The node is declared larger than the machine (NODE_CPUS=16, NODE_MEM_MB=131072, NODE_GPUS=4 unless set;
+# accepted through SlurmdParameters=config_overrides and not enforced without cgroups) so that the production
+# requests of profiles/slurm (up to 4 CPUs and 32 GB per job) schedule unchanged, four at a time. The GPUs are
+# fake (gres.conf, device files that are links to /dev/null): `--gpus=1` and `--gres=gpu:1` schedule against
+# them, and SLURM sets CUDA_VISIBLE_DEVICES in the job as on a real GPU node (no CUDA here: torch uses the CPU).
+# Four, not one, so that the quick preset's ~35 one-GPU training jobs do not queue behind each other.
 set -euo pipefail
 
 cmd=${1:-}; DIR=${2:-}
@@ -128,13 +130,14 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.log
 GresTypes=gpu
-NodeName=${H} NodeAddr=127.0.0.1 CPUs=${NODE_CPUS:-8} RealMemory=${NODE_MEM_MB:-65536} Gres=gpu:1 State=UNKNOWN
+NodeName=${H} NodeAddr=127.0.0.1 CPUs=${NODE_CPUS:-16} RealMemory=${NODE_MEM_MB:-131072} Gres=gpu:${NODE_GPUS:-4} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
+mkdir -p "$DIR/gpu"; for i in $(seq 0 $((${NODE_GPUS:-4} - 1))); do ln -sf /dev/null "$DIR/gpu/fake$i"; done
 cat > "$GRES" <<CONF
 $MARK
 AutoDetect=off
-NodeName=${H} Name=gpu File=/dev/null
+NodeName=${H} Name=gpu File=$DIR/gpu/fake[0-$((${NODE_GPUS:-4} - 1))]
 CONF
 
 # --- 4. daemons (they fork into the background and write their PID files under DIR/run) ------------
