@@ -26,12 +26,14 @@ def test_a_preset_named_like_a_paper_folder_is_refused(name):
 
 @pytest.mark.integration
 def test_quick_run_leaves_the_paper_roots_files_byte_identical(workflow_dir, paper_root_run, quick_run):
-    assert any(name.endswith("scoreboard.csv") for name in paper_root_run)
-    assert any(name.startswith(str(PAPER["report"] / "meterez2024")) for name in paper_root_run)
+    assert str(PAPER["results"] / "lu2024" / "claims.parquet") in paper_root_run
+    assert any(name.startswith(str(PAPER["report"] / "lu2024")) for name in paper_root_run)
     assert file_digests(quick_run, RESULT_ROOTS, skip=QUICK) == paper_root_run
-    # ... and the quick run wrote its own copies of the same names under its root.
+    # ... and the quick run wrote its own copies of the same names under its root (and no scoreboard above).
+    assert (quick_run / QUICK["results"] / "lu2024" / "claims.parquet").is_file()
+    assert (quick_run / QUICK["report"] / "lu2024.html").is_file()
     assert (quick_run / QUICK["results"] / "scoreboard.csv").is_file()
-    assert (quick_run / QUICK["report"] / "meterez2024.html").is_file()
+    assert not (quick_run / PAPER["results"] / "scoreboard.csv").exists()
 
 
 @pytest.mark.integration
