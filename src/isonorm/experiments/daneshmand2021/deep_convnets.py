@@ -25,7 +25,9 @@ def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, 
     if init not in ("xavier", "svd"):
         raise ValueError(f"unknown init {init!r}; use xavier or svd")
     target = resolve_device(device)
-    train = load_split(dataset, data_root, "train", transform=cfg["transform"], device=target)
+    limit = cfg.get("train_limit")  # null: the whole split; the quick preset keeps 300 images (smoke test)
+    train = load_split(dataset, data_root, "train", transform=cfg["transform"], device=target,
+                       limit=None if limit is None else int(limit))
     variant = f"appfig7-{init}-extra{extra_layers}"
     models = []
     for run in range(cfg["runs"]):
