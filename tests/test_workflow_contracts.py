@@ -60,7 +60,8 @@ def test_wrong_config_fails_at_parse_time_naming_the_key(workflow_dir, tmp_path,
 
 def fetch_offline(workflow_dir, tmp_path, section: str, target: str):
     """Run the fetch rule for ``target`` (under ``tmp_path``) with every download failing at once: a proxy on a
-    closed local port refuses the connection, with or without internet; no retries."""
+    closed local port refuses the connection, with or without internet; no retries of ours (huggingface_hub
+    still retries each request itself for about 23 s, docs/data.md "Hub errors")."""
     closed = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
               "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
     config = tmp_path / "download.yaml"
