@@ -27,6 +27,7 @@ from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
 from ..results import read_all_results  # noqa: E402
+from .bands import seeded_ci  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
 from .markup import escape, frame_table, preset_badge, reference_table, style_block  # noqa: E402
@@ -35,8 +36,9 @@ from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402
 
 # Error bands of every line plot: the mean with a seeded 95 % bootstrap CI (1000 resamples, seaborn's default
-# estimator; metrics M6), seeded so that a rerun draws the same band (decision B12).
-CI = dict(errorbar=("ci", 95), n_boot=1000, seed=0)
+# estimator; metrics M6), seeded so that a rerun draws the same band (decision B12). The band is seaborn's
+# errorbar=("ci", 95), n_boot=1000, seed=0, drawn vectorised (.bands).
+CI = dict(errorbar=seeded_ci(95, n_boot=1000, seed=0))
 NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
 REFERENCE_DIR = Path("notebooks/reference")  # what each paper reported, relative to the workflow's folder
 
