@@ -89,8 +89,13 @@ class ItemRenderer:
         self._claim_id(item)
         drawn, note = self._paper_points(fig, item, paper_points)
         self.item_dir.mkdir(parents=True, exist_ok=True)
+        # The tight box, measured once at the saved dpi: bbox_inches="tight" would draw the figure twice per format.
+        # PDF and SVG share the PNG's box (their own text metrics move it by up to ~3 pt, inside the 0.1 in pad).
+        fig.set_dpi(FIGURE_DPI)
+        fig.canvas.draw()
+        tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
         for fmt in FIGURE_FORMATS:
-            fig.savefig(self.item_dir / f"{item}.{fmt}", dpi=FIGURE_DPI, bbox_inches="tight")
+            fig.savefig(self.item_dir / f"{item}.{fmt}", dpi=FIGURE_DPI, bbox_inches=tight)
         # Closed so that the inline backend does not show it a second time below the cell.
         plt.close(fig)
         links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in FIGURE_FORMATS[1:])
