@@ -233,7 +233,7 @@ def draw_spread(g, default, more, col, color, label):
         spread = sims.block_means(rows, [], block).groupby("layer").iso_gap.agg(["min", "max"])
         ax.fill_between(spread.index, spread["min"], spread["max"], facecolor="none", edgecolor=color, hatch="////",
                         lw=0, alpha=0.6)  # hatched: not to be confused with the default's bootstrap CI
-        mean = sims.curve(sims.line_means(rows, []))
+        mean = sims.plotted_curve(rows)
         ax.plot(mean.index, mean.to_numpy(), ls="--", color=color, lw=1.5)
     blocks = runs_of(pooled) // block
     handles = [Patch(facecolor="none", edgecolor=color, hatch="////", lw=0, alpha=0.6),
@@ -270,9 +270,8 @@ mc_constants = sim_frame("fig5_6--mc_constants")  # decision D20: the originals'
 more_runs = sim_frame("fig5_6--more_runs")  # decision D21: 90 more runs of exp with MF normalization
 
 
-def last_drawn(frame, act, normalization="none"):
-    rows = sims.select(frame, activation=act, normalization=normalization)
-    return sims.last_finite_layer(sims.curve(sims.line_means(rows, ["activation"])))
+def last_drawn(frame, act):
+    return sims.last_finite_layer(sims.plotted_curve(frame, activation=act, normalization="none"))
 
 
 for item, order in (("fig5", ["none", "layer"]), ("fig6", ["layer", "mf"])):
@@ -304,8 +303,8 @@ for item, order in (("fig5", ["none", "layer"]), ("fig6", ["layer", "mf"])):
         exp_mf = sims.select(pooled, activation="exp", normalization="mf")
         crossings = [sims.first_layer_above(sims.curve(b), 10.0)
                      for _, b in sims.block_means(exp_mf, [], block).groupby("block")]
-        mean = sims.curve(sims.line_means(exp_mf, []))
-        early = mean[(mean.index >= 1) & (mean.index <= 6)].dropna()
+        mean = sims.plotted_curve(exp_mf)
+        early = sims.early_part(mean).dropna()
         peak = f"{early.max():.1f} (ℓ = {early.idxmax()})" if len(early) else "nowhere (no finite point)"
         early_blocks = sum(1 for c in crossings if c <= 6)
         reading = (
@@ -408,7 +407,7 @@ else:
             rows = sims.select(pooled, width=width)
             blocks = sims.block_means(rows, [], block).query("layer == 30").iso_gap
             at_30.append(f"d = {width}: {blocks.min():.2f}–{blocks.max():.2f}, "
-                         f"{runs_of(rows)} runs {sims.value_at(sims.line_means(rows, []), 30):.2f}")
+                         f"{runs_of(rows)} runs {sims.plotted_curve(rows).get(30, np.nan):.2f}")
         reading = (
             f" Hatched band and dashed line (decision D23): {runs_of(pooled) - runs_of(df)} more runs of the MF "
             f"curves. With MF normalization the runs drift apart with depth, so a mean of {block} runs at ℓ = 30 "

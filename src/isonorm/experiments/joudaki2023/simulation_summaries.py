@@ -106,6 +106,16 @@ def curve(means: pd.DataFrame, y: str = "iso_gap", **equal: Any) -> pd.Series:
     return select(means, **equal).set_index("layer")[y].sort_index()
 
 
+def plotted_curve(frame: pd.DataFrame, **equal: Any) -> pd.Series:
+    """The curve a figure draws for the rows ``equal`` selects: their :func:`line_means` over all their runs."""
+    return curve(line_means(select(frame, **equal), []))
+
+
+def early_part(series: pd.Series, last_layer: int = 6) -> pd.Series:
+    """A curve at ℓ = 1 … ``last_layer``: where Fig. 6's exp curve spikes before it blows up (decision D21)."""
+    return series[(series.index >= 1) & (series.index <= last_layer)]
+
+
 def last_finite_layer(series: pd.Series) -> float:
     """The deepest layer with a drawn point (NaN if none): where a diverging curve stops."""
     finite = series[np.isfinite(series)]
@@ -239,28 +249,26 @@ def _fig8a(df: pd.DataFrame, suffix: str = "") -> dict[str, float]:
 
 def _fig5_mc_constants(df: pd.DataFrame) -> dict[str, float]:
     """Decision D20: where the curves without normalization stop with the originals' Monte Carlo c0."""
-    means = line_means(df[df.normalization == "none"], ["activation"])
-    return {f"last_finite_layer_{act}_none_mc_constants": last_finite_layer(curve(means, activation=act))
+    return {f"last_finite_layer_{act}_none_mc_constants":
+            last_finite_layer(plotted_curve(df, activation=act, normalization="none"))
             for act in ("relu", "sigmoid", "exp") if act in set(df.activation)}
 
 
 def _fig6_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
     """Decision D21: exp with MF normalization averaged over every run (the item's and the reading's)."""
     runs = pooled_runs(default, more)
-    exp_mf = curve(line_means(select(runs, activation="exp", normalization="mf"), ["activation"]))
+    exp_mf = plotted_curve(runs, activation="exp", normalization="mf")
     label = runs_label(runs)
-    early = exp_mf[(exp_mf.index >= 1) & (exp_mf.index <= 6)]
     return {f"first_layer_exp_mf_above_10_{label}": first_layer_above(exp_mf, 10.0),
-            f"log10_gap_exp_mf_max_to_l6_{label}": log10(float(early.max()))}
+            f"log10_gap_exp_mf_max_to_l6_{label}": log10(float(early_part(exp_mf).max()))}
 
 
 def _fig9_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
     """Decision D23: the MF curve at ℓ = 30 averaged over every run, per width."""
     runs = pooled_runs(default, more)
-    means = line_means(runs, ["width", "normalization"])
     out = {}
     for width in sorted(runs.width.unique()):
-        mf = curve(means, width=int(width), normalization="mf")
+        mf = plotted_curve(runs, width=int(width), normalization="mf")
         label = runs_label(select(runs, width=int(width), normalization="mf"))
         out[f"log10_gap_d{int(width)}_mf_l30_{label}"] = log10(float(mf.get(30, math.nan)))
     return out
