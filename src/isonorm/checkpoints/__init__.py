@@ -1,10 +1,11 @@
-"""Pre-trained checkpoints: a registry of pinned Hugging Face repositories and three sources (architecture §4).
+"""Pre-trained checkpoints: a registry of pinned Hugging Face repositories and four sources (architecture §4).
 
 ``fetch_checkpoint`` (run by the fetch_checkpoint rule; the ``CHECKPOINT`` kind of :func:`isonorm.sources.fetch`)
 leaves ``<root>/<name>/`` with the model's files (config.json, model.safetensors, tokenizer files) and a
 ``.ready`` marker; ``load_checkpoint_model`` / ``load_checkpoint_tokenizer`` check that folder and load it with
 ``transformers``. Sources: ``huggingface`` (pinned revision, allow-listed files), ``local`` (a pre-staged
-folder), ``tiny`` (a small random model of the same class, for the offline quick preset). Hub errors are those of :mod:`isonorm.sources`.
+folder), ``tiny`` (a small random model of the same class, for the offline quick preset), ``random`` (random
+weights at the real sizes, names and dtypes, for the shapes preset). Hub errors are those of :mod:`isonorm.sources`.
 """
 
 from .errors import CheckpointError, CorruptCheckpointError, MissingCheckpointFilesError

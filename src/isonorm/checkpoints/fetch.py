@@ -4,7 +4,9 @@ Sources (architecture §4), chosen per checkpoint in the config (``checkpoints: 
 
 - ``huggingface``: ``huggingface_hub.snapshot_download`` of the allow-listed files at the pinned revision;
 - ``local``: a pre-staged folder with the same files (for air-gapped clusters);
-- ``tiny``: a small random model of the same class, written locally (the quick preset; :mod:`.tiny`).
+- ``tiny``: a small random model of the same class, written locally (the quick preset; :mod:`.tiny`);
+- ``random``: random weights at the real checkpoint's sizes, names and dtype (the shapes preset measures
+  what each job costs offline; :mod:`.random_weights`).
 
 Whatever the source, the files are checked (:mod:`.validate`) before :func:`isonorm.sources.fetch` writes
 the ``.ready`` marker, which records the files' sizes so a later truncation is caught at load time. The two
@@ -24,13 +26,18 @@ from ..sources import (
     TOKEN_HELP, Build, GatedRepoAccessError, SourceKind, call_hub, fetch, link_or_copy, staged_folder,
 )
 from .errors import CorruptCheckpointError, MissingCheckpointFilesError
+from .full_size import full_sizes
+from .random_weights import write_random
 from .registry import CHECKPOINT_REGISTRY, INDEX, CheckpointSpec
 from .shards import check_shards, read_index, select_shards
 from .tiny import tiny_model_class, tiny_sizes, write_tiny
 from .validate import check_files
 
 REAL_SOURCES = frozenset({"huggingface", "local"})  # both yield the real weights: interchangeable
-OFFLINE_SOURCES = "`local` (a pre-staged folder) or `tiny` (a small random stand-in)"
+STAND_INS = frozenset({"tiny", "random"})  # random weights written here, as the class's own model
+OFFLINE_SOURCES = ("`local` (a pre-staged folder), `tiny` (a small random stand-in) or `random` (random weights "
+                   "at the real sizes)")
+DEPTH = "num_hidden_layers"  # a tiny size (but GPT-2's) and the `random` source's truncated depth
 
 
 def checkpoint_options(spec: CheckpointSpec) -> dict[str, Any]:
@@ -38,15 +45,36 @@ def checkpoint_options(spec: CheckpointSpec) -> dict[str, Any]:
     kept by a preset that switches the source, so the others ignore them); ``tensors``: glob patterns of the
     tensors a run needs (a sharded checkpoint then fetches or stages only the shards holding them; None:
     every shard); ``seed`` and the sizes of the entry's tiny family (:func:`~.tiny.tiny_sizes`; None: its
-    default): the ``tiny`` stand-in."""
-    return {"repo": None, "revision": None, "seed": 0, "tensors": None, **dict.fromkeys(tiny_sizes(spec.tiny_family))}
+    default): the ``tiny`` stand-in; ``seed`` and ``num_hidden_layers`` (None: the real depth): ``random``."""
+    return {"repo": None, "revision": None, "seed": 0, "tensors": None,
+            **dict.fromkeys(tiny_sizes(spec.tiny_family)), DEPTH: None}
+
+
+def _check_sizes(spec: CheckpointSpec, source: str, options: dict[str, Any]) -> None:
+    """Size options only where they mean something: the tiny sizes with `tiny`, the depth cut with `random`."""
+    tiny_keys = set(tiny_sizes(spec.tiny_family))
+    given = sorted(key for key in {*tiny_keys, DEPTH} if options[key] is not None)
+    allowed = tiny_keys if source == "tiny" else {DEPTH} if source == "random" else set()
+    wrong = [key for key in given if key not in allowed]
+    if not wrong:
+        return
+    if source == "random":
+        raise ValueError(
+            f"checkpoint {spec.name}: {wrong} size only the `tiny` source; `random` has the real sizes of "
+            f"{spec.repo} and takes only `{DEPTH}` (a truncated depth): remove {wrong} or use source `tiny`"
+        )
+    if source == "tiny":  # only GPT-2's tiny sizes lack num_hidden_layers
+        raise ValueError(f"checkpoint {spec.name}: `{DEPTH}` truncates only the `random` source; the tiny GPT-2's "
+                         "depth is `n_layer`: use that, or source `random`")
+    also = f" (`{DEPTH}` also truncates the `random` source)" if DEPTH in wrong else ""
+    raise ValueError(f"checkpoint {spec.name}: {wrong} size only the `tiny` source{also}, not the real weights "
+                     f"(got {source!r}); remove {wrong}")
 
 
 def checkpoint_request(spec: CheckpointSpec, source: str, options: dict[str, Any]) -> dict[str, Any]:
+    _check_sizes(spec, source, options)
     defaults = tiny_sizes(spec.tiny_family)
     tiny = {key: options[key] for key in defaults if options[key] is not None}
-    if tiny and source != "tiny":
-        raise ValueError(f"checkpoint {spec.name}: {sorted(tiny)} size only the `tiny` source (got {source!r})")
     tensors = options["tensors"]
     if tensors is not None and not spec.sharded:
         raise ValueError(
@@ -56,6 +84,9 @@ def checkpoint_request(spec: CheckpointSpec, source: str, options: dict[str, Any
     if tensors is not None and (isinstance(tensors, str) or not tensors):
         raise ValueError(f"checkpoint {spec.name}: `tensors` must be a non-empty list of glob patterns, got {tensors!r}")
     shards = None if tensors is None else sorted(tensors)  # a tiny stand-in is written whole: tensors ignored
+    if source == "random":  # sizes recorded: an edit of full_size.py then shows as a different request
+        return {"source": source, "seed": int(options["seed"]), "tensors": shards,
+                "sizes": full_sizes(spec.name, options[DEPTH])}
     if source == "huggingface":
         return {"source": source, "repo": spec.repo, "revision": spec.revision, "tensors": shards}
     if source == "local":
@@ -156,6 +187,13 @@ def _write_tiny(build: Build) -> dict[str, Any]:
     return {"shards": sorted(set(read_index(folder).values())) if (folder / INDEX).is_file() else []}
 
 
+def _write_random(build: Build) -> dict[str, Any]:
+    request = build.request
+    files = write_random(build.entry, build.folder, shipped_texts(), seed=request["seed"],
+                         tensors=request["tensors"], sizes=request["sizes"])
+    return {"shards": files if build.entry.sharded else []}
+
+
 def _check_and_record(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
     """Check the files whatever the source; the marker records each kept file's size and the model class."""
     spec, folder, source, shards = build.entry, build.folder, build.source, extras["shards"]
@@ -167,13 +205,13 @@ def _check_and_record(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
     except CorruptCheckpointError as err:
         raise CorruptCheckpointError(build.damaged_staged_copy(err)) from err
     kept = [*required, *shards, *(f for f in _optional_present(spec, folder) if f not in shards)]
-    if source == "tiny":  # every file the stand-in wrote (its layout may differ from the real repository's)
+    if source in STAND_INS:  # every file the stand-in wrote (its layout may differ from the real repository's)
         kept = sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
     return {
         **extras,
-        "repo": None if source == "tiny" else spec.repo,
+        "repo": None if source in STAND_INS else spec.repo,
         "revision": spec.revision if source == "huggingface" else None,  # a staged folder's is unknown
-        "model_class": tiny_model_class(spec.tiny_family) if source == "tiny" else spec.model_class,
+        "model_class": tiny_model_class(spec.tiny_family) if source in STAND_INS else spec.model_class,
         "files": {f: (folder / f).stat().st_size for f in dict.fromkeys(kept)},
     }
 
@@ -181,7 +219,7 @@ def _check_and_record(build: Build, extras: dict[str, Any]) -> dict[str, Any]:
 CHECKPOINT = SourceKind(
     name="checkpoint",
     registry=CHECKPOINT_REGISTRY,
-    builders={"huggingface": _download, "local": _stage_local, "tiny": _write_tiny},
+    builders={"huggingface": _download, "local": _stage_local, "tiny": _write_tiny, "random": _write_random},
     options=checkpoint_options,
     configure=lambda spec, options: replace(
         spec, **{key: options[key] for key in ("repo", "revision") if options[key]}),

@@ -36,6 +36,11 @@ def describe_checkpoint(record: dict[str, Any]) -> str:
         sizes = record.get("sizes", {})
         settings = ", ".join(f"{k}={v}" for k, v in sizes.items())
         return f"tiny random {record['model_class']} ({settings}, seed {record.get('seed')})"
+    if record.get("source") == "random":
+        depth_keys = ("num_hidden_layers", "n_layer", "num_layers")  # the one option of `random`: its depth
+        depth = {k: v for k, v in record.get("sizes", {}).items() if k in depth_keys}
+        part = "" if record.get("tensors") is None else f", tensors {record['tensors']} only"
+        return f"random {record['model_class']} at full size ({depth}, seed {record.get('seed')}{part})"
     if record.get("source") == "local":
         return f"{record.get('repo')} (staged locally from {record.get('path')})"
     return f"{record.get('repo')}@{record.get('revision')}"

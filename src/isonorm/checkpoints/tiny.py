@@ -40,6 +40,21 @@ def train_byte_level_bpe(texts: Sequence[str], vocab_size: int):
     return tokenizer
 
 
+def write_gpt2_tokenizer(folder: Path, texts: Sequence[str], vocab_size: int, max_length: int) -> int:
+    """GPT-2's four tokenizer files for a BPE learnt from ``texts`` (ids < ``vocab_size``); returns the
+    <|endoftext|> id. Shared by the ``tiny`` and ``random`` GPT-2s."""
+    from transformers import GPT2TokenizerFast
+
+    bpe = train_byte_level_bpe(texts, vocab_size)
+    bpe.model.save(str(folder))  # vocab.json + merges.txt, the slow-tokenizer form the Hub repo also has
+    tokenizer = GPT2TokenizerFast(
+        tokenizer_object=bpe, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT, unk_token=END_OF_TEXT,
+        model_max_length=max_length,
+    )
+    tokenizer.save_pretrained(folder)  # tokenizer.json + tokenizer_config.json
+    return bpe.token_to_id(END_OF_TEXT)
+
+
 def write_tiny_gpt2(
     folder: str | Path,
     texts: Sequence[str],
@@ -52,7 +67,7 @@ def write_tiny_gpt2(
     vocab_size: int = TINY_GPT2["vocab_size"],
 ) -> Path:
     """Write a random ``GPT2Model`` and a BPE tokenizer trained on ``texts`` into ``folder``."""
-    from transformers import GPT2Config, GPT2Model, GPT2TokenizerFast
+    from transformers import GPT2Config, GPT2Model
 
     if n_embd % n_head:
         raise ValueError(f"tiny gpt2: n_embd ({n_embd}) must be a multiple of n_head ({n_head})")
@@ -62,16 +77,7 @@ def write_tiny_gpt2(
         raise ValueError("tiny gpt2: the tokenizer needs at least one text to learn from")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-
-    bpe = train_byte_level_bpe(texts, vocab_size)
-    end_id = bpe.token_to_id(END_OF_TEXT)
-    bpe.model.save(str(folder))  # vocab.json + merges.txt, the slow-tokenizer form the Hub repo also has
-    tokenizer = GPT2TokenizerFast(
-        tokenizer_object=bpe, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT, unk_token=END_OF_TEXT,
-        model_max_length=n_positions,
-    )
-    tokenizer.save_pretrained(folder)  # tokenizer.json + tokenizer_config.json
-
+    end_id = write_gpt2_tokenizer(folder, texts, vocab_size, n_positions)
     config = GPT2Config(
         n_layer=n_layer, n_embd=n_embd, n_head=n_head, n_positions=n_positions, vocab_size=vocab_size,
         bos_token_id=end_id, eos_token_id=end_id,
@@ -139,7 +145,7 @@ def tiny_model_class(family: str) -> str:
     return "GPT2Model" if family == "gpt2" else _model_class(family).__name__
 
 
-def _write_causal_tokenizer(folder: Path, texts: Sequence[str], vocab_size: int, max_length: int) -> int:
+def write_causal_tokenizer(folder: Path, texts: Sequence[str], vocab_size: int, max_length: int) -> int:
     """A byte-level BPE (tokenizer.json + tokenizer_config.json) for the tiny causal LMs; returns the eos id."""
     from transformers import PreTrainedTokenizerFast
 
@@ -172,7 +178,7 @@ def write_tiny(family: str, folder: str | Path, texts: Sequence[str], *, seed: i
     if family in SHARDED_FAMILIES:
         if not texts:
             raise ValueError(f"tiny {family}: the tokenizer needs at least one text to learn from")
-        end_id = _write_causal_tokenizer(folder, texts, sizes["vocab_size"], sizes["max_position_embeddings"])
+        end_id = write_causal_tokenizer(folder, texts, sizes["vocab_size"], sizes["max_position_embeddings"])
         config.bos_token_id = config.eos_token_id = config.pad_token_id = end_id
     with torch.random.fork_rng(devices=range(torch.cuda.device_count())):
         torch.manual_seed(seed)
