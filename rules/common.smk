@@ -2,7 +2,8 @@
 #   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path()
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs
-#   report        PAPER_RESULTS, filled by each rules/<slug>.smk; paper_results() (used by rules/report.smk)
+#   report        register_results(), called by each rules/<slug>.smk; paper_results(), data_results() (used by
+#                 rules/report.smk and rules/cost.smk)
 
 import re
 from pathlib import Path
@@ -73,8 +74,10 @@ def data_entry(name):
 
 def experiment(function, cfg, **kwargs):
     """Parameters of scripts/run_experiment.py: which library function ("package.module:name", written out in
-    full so that a search for the function finds its rule) to call with which settings."""
-    return {"function": function, "config": dict(cfg), "kwargs": kwargs}
+    full so that a search for the function finds its rule) to call with which settings; under the shapes
+    preset also its step cap (`shakedown`, docs/cost.md). Absent otherwise, so that no other run's params change."""
+    run = {"function": function, "config": dict(cfg), "kwargs": kwargs}
+    return {**run, "shakedown": config["shakedown"]} if config["shakedown"] else run
 
 
 def item_settings(paper, shared, item):
@@ -95,9 +98,22 @@ def training_kwargs(dataset, checkpoint):
 
 # --- what each paper produces: every rules/<slug>.smk registers its {result key: [files]} ----------------
 
-PAPER_RESULTS = {}
+PAPER_RESULTS = {}  # {slug: {result key: [files]}}, every results file of the paper
+DATA_RESULTS = {}  # the same for the jobs that need a data set, a checkpoint or a GPU (the shapes preset's jobs)
+
+
+def register_results(slug, data_free, needs_data):
+    """Record a paper's results files by result key: ``data_free`` ones always, ``needs_data`` ones (a dict, or
+    a function returning it) unless compute == data-free."""
+    DATA_RESULTS[slug] = {} if DATA_FREE_ONLY else dict(needs_data())
+    PAPER_RESULTS[slug] = {**data_free, **DATA_RESULTS[slug]}
 
 
 def paper_results(wc):
     """Every results file of the paper named by the {slug} wildcard."""
     return [f for files in PAPER_RESULTS[wc.slug].values() for f in files]
+
+
+def data_results():
+    """Every results file of a job that needs a data set, a checkpoint or a GPU, of every paper."""
+    return [f for slug in PAPERS for files in DATA_RESULTS[slug].values() for f in files]

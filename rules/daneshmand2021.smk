@@ -18,15 +18,16 @@ D21_LIB = "isonorm.experiments.daneshmand2021"
 
 
 # Every results file of the paper, by result key; the data items only when compute == all.
-D21_RESULTS = {
-    "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
-    "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
-    "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
-    "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=a1_batches(D21["fig3"])),
-    "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
-}
-if not DATA_FREE_ONLY:
-    D21_RESULTS.update({
+register_results(
+    "daneshmand2021",
+    data_free={
+        "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
+        "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
+        "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
+        "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=a1_batches(D21["fig3"])),
+        "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
+    },
+    needs_data=lambda: {
         "depth_training": expand(
             results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
             init=D21["depth_training"]["inits"], depth=D21["depth_training"]["depths"],
@@ -37,8 +38,8 @@ if not DATA_FREE_ONLY:
             results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
             init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
         ),
-    })
-PAPER_RESULTS["daneshmand2021"] = D21_RESULTS
+    },
+)
 
 
 # --- random chains, no data (CPU) -------------------------------------------------------------------

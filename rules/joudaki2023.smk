@@ -18,22 +18,24 @@ J23_LIB = "isonorm.experiments.joudaki2023"
 
 
 # Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all.
-J23_RESULTS = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
-J23_RESULTS.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
+J23_DATA_FREE = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
+J23_DATA_FREE.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
 # Alternative readings of a simulator item (decision D19): result key "<item>--<reading>", one job each.
-J23_RESULTS.update({
+J23_DATA_FREE.update({
     f"{sim}--{reading}": [results("joudaki2023", "simulations", f"{sim}--{reading}.parquet")]
     for sim in SIMULATION_ITEMS for reading in J23[sim].get("readings") or {}
 })
-if not DATA_FREE_ONLY:
-    J23_RESULTS.update({
+register_results(
+    "joudaki2023",
+    data_free=J23_DATA_FREE,
+    needs_data=lambda: {
         "fig3": [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")],
         "figb4": expand(results("joudaki2023", "figb4", "{dataset}.parquet"), dataset=J23["figb4"]["datasets"]),
         **{run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"),
                            activation=J23[run_set]["activations"]) for run_set in ("fig2_runs", "fig7_runs")},
         "figb5": [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")],
-    })
-PAPER_RESULTS["joudaki2023"] = J23_RESULTS
+    },
+)
 
 
 # --- isometry strength β: Tables 2, B.1 and Fig. B.1 (CPU, seconds) ---------------------------------

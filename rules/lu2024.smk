@@ -15,9 +15,10 @@ L24_LIB = "isonorm.experiments.lu2024"
 
 
 # Every results file of lu2024, by result key; only Fig. 1 (a network at init) needs no data set or checkpoint.
-L24_RESULTS = {"fig1": [results("lu2024", "fig1", "init_weights.parquet")]}
-if not DATA_FREE_ONLY:
-    L24_RESULTS |= {
+register_results(
+    "lu2024",
+    data_free={"fig1": [results("lu2024", "fig1", "init_weights.parquet")]},
+    needs_data=lambda: {
         "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
         "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
         "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
@@ -37,8 +38,8 @@ if not DATA_FREE_ONLY:
         "table5_plms": [results("lu2024", "table5", "plms.parquet")],
         "table5_llms": [results("lu2024", "table5", "llms.parquet")],
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
-    }
-PAPER_RESULTS["lu2024"] = L24_RESULTS
+    },
+)
 
 
 rule lu2024_fig1:

@@ -1,10 +1,11 @@
-"""Rule entry point: run one experiment function and write its tidy results (architecture §5)."""
+"""Rule entry point: run one experiment function and write its tidy results (architecture §5); under the shapes
+preset with its step cap, storing the job's cost record with the results (docs/cost.md)."""
 
 from isonorm.results import write_results
-from isonorm.workflow import discard_checkpoint, logged_job, run_experiment
+from isonorm.workflow import costed_experiment, discard_checkpoint, logged_job
 
 with logged_job(snakemake):
     run = snakemake.params.run
-    frame = run_experiment(run)
-    write_results(frame, snakemake.output[0], config=run, device=run["kwargs"].get("device"))
+    frame, cost = costed_experiment(run, snakemake)
+    write_results(frame, snakemake.output[0], config=run, device=run["kwargs"].get("device"), extra=cost)
     discard_checkpoint(run)

@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterator
 
 import pandas as pd
 
+from . import shakedown
+from .runtime import resolve_device
 from .sources import fetch
 
 log = logging.getLogger("isonorm")
@@ -54,6 +56,21 @@ def run_experiment(run: dict[str, Any]) -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         raise RuntimeError(f"{run['function']} returned no measurements")
     return frame
+
+
+def costed_experiment(run: dict[str, Any], job: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """:func:`run_experiment`, and under the shapes preset (``run["shakedown"]``) with its step cap: then also the
+    job's cost record (isonorm.shakedown), to be stored with its results; ``{}`` otherwise. ``job`` is the
+    script's ``snakemake`` object (rule, wildcards and outputs name the job in the cost table)."""
+    settings = run.get("shakedown")
+    if not settings:
+        return run_experiment(run), {}
+    start = time.perf_counter()
+    with shakedown.recording(shakedown.StepCap.from_config(settings)) as record:
+        frame = run_experiment(run)
+    summary = record.summary(time.perf_counter() - start, resolve_device(run["kwargs"].get("device", "auto")))
+    wildcards = ",".join(f"{key}={value}" for key, value in dict(job.wildcards).items())
+    return frame, {"cost": {"rule": job.rule, "wildcards": wildcards, "outputs": list(job.output), **summary}}
 
 
 def discard_checkpoint(run: dict[str, Any]) -> None:

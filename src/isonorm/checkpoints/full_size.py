@@ -66,3 +66,14 @@ def full_sizes(name: str, num_hidden_layers: int | None = None) -> dict:
                              f"1..{sizes[keys[0]]} (the real one's) layers, got {num_hidden_layers}")
         sizes.update(dict.fromkeys(keys, int(num_hidden_layers)))
     return sizes
+
+
+def truncated_depth(record: dict) -> tuple[int, int] | None:
+    """(layers written, real layers) of a ``random`` checkpoint cut by ``num_hidden_layers`` (its marker's
+    ``record``, :func:`~.load.checkpoint_record`); None for any other checkpoint. A job on it extrapolates."""
+    if record.get("source") != "random":
+        return None
+    name = record["checkpoint"]
+    key = DEPTH_KEYS.get(name, ("num_hidden_layers",))[0]
+    written, real = int(record["sizes"][key]), int(FULL_SIZES[name][key])
+    return (written, real) if written < real else None

@@ -23,11 +23,12 @@ class CheckpointError(RuntimeError):
     """A checkpoint exists but cannot be used to resume this training."""
 
 
-def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` atomically."""
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` to ``path`` atomically; returns the path."""
     path = Path(path)
     with atomic_write(path) as tmp:
         torch.save({"format": FORMAT, **payload}, tmp)
+    return path
 
 
 def load_checkpoint(path: str | Path, fingerprint: dict[str, Any], device: torch.device) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from ..runtime import resolve_device
+from ..shakedown import training_probe
 from .batches import batch_slices, run_permutations
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -152,8 +153,12 @@ def train_epochs(
         step.load_state_dict(payload["state"])
         rows, stopped = payload["history"], payload["stopped"]
         log.info("%s: resuming from %s after epoch %d", label, checkpoint, done)
-    elif config.measure_at_init and measure is not None:
-        rows += epoch_rows(run_ids, 0, untrained(step.stats, n_runs), measure(step.model, 0), [True] * n_runs)
+    # the shapes preset's step cap and timings (isonorm.shakedown); a no-op in any other run
+    steps_per_epoch = sum(1 for _ in batch_slices(step.n_samples, config.batch_size, config.drop_last))
+    probe = training_probe(steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every, step.device)
+    if done == 0 and config.measure_at_init and measure is not None:
+        at_init = probe.measure(lambda: measure(step.model, 0), 0)
+        rows += epoch_rows(run_ids, 0, untrained(step.stats, n_runs), at_init, [True] * n_runs)
 
     def recordable(epoch: int) -> list[bool]:
         return [run not in stopped and epoch <= cap for run, cap in zip(run_ids, caps)]
@@ -166,23 +171,30 @@ def train_epochs(
         n_batches = n_seen = 0
         with step.epoch(epoch):
             for columns in batch_slices(step.n_samples, config.batch_size, config.drop_last):
-                step(order[:, columns])  # (R, B): run r's mini-batch
+                probe.step(lambda: step(order[:, columns]))  # (R, B): run r's mini-batch
                 n_batches, n_seen = n_batches + 1, n_seen + columns.stop - columns.start
+                if probe.capped(n_batches):
+                    break
         stats = {name: values.tolist() for name, values in step.epoch_stats(n_batches, n_seen).items()}  # host sync
         active = recordable(epoch)
         for r, run in enumerate(run_ids):
             if config.stop_non_finite and active[r] and not math.isfinite(stats["train_loss"][r]):
                 log.warning("%s run %s: non-finite train loss in epoch %d; run stopped", label, run, epoch)
                 stopped[run], active[r] = epoch, False
-        measured = measure(step.model, epoch) if measure is not None else {}
+        measured = probe.measure(lambda: measure(step.model, epoch), epoch) if measure is not None else {}
         rows += epoch_rows(run_ids, epoch, stats, measured, active)
         losses = [loss for loss, keep in zip(stats["train_loss"], active) if keep]
         log.info("%s epoch %d/%d: mean train loss %.4f over %d runs, %.1f s", label, epoch, config.epochs,
                  sum(losses) / len(losses) if losses else math.nan, len(losses), time.perf_counter() - started)
         last = epoch == config.epochs or not any(recordable(epoch + 1))
-        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last):
-            save_checkpoint(checkpoint, {"fingerprint": signature, "epoch": epoch, "state": step.state_dict(),
-                                         "history": rows, "stopped": stopped})
+        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last or probe.stops_training):
+            payload = {"fingerprint": signature, "epoch": epoch, "state": step.state_dict(), "history": rows,
+                       "stopped": stopped}
+            probe.checkpoint(lambda: save_checkpoint(checkpoint, payload),
+                             lambda: step.load_state_dict(load_checkpoint(checkpoint, signature, step.device)["state"]))
+        if probe.stops_training:
+            log.info("%s: shakedown stops after %d steps of epoch %d", label, n_batches, epoch)
+            break
     return TrainResult(step.model, history_frame(rows, step.stats), dict(stopped))
 
 

@@ -17,6 +17,7 @@ from ...metrics import spectral_orthogonality_gap
 from ...models.mlp import mlp
 from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
+from ...shakedown import sampled
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
 from . import SLUG
 
@@ -36,7 +37,7 @@ def spectral_gap_measure(x: torch.Tensor, batch_size: int, every_epoch: bool, *s
     def measure(stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
         if epoch > 0 and not every_epoch:
             return {}
-        gaps = [spectral_orthogonality_gap(predict(stacked, x[index], batch_size)) for index in batches]
+        gaps = [spectral_orthogonality_gap(predict(stacked, x[index], batch_size)) for index in sampled(batches)]
         return {"spectral_gap": torch.stack(gaps).mean(dim=0)}
 
     return measure

@@ -37,6 +37,8 @@ import torch
 
 from ...data.instructions import describe_instructions, load_instructions
 from ...metrics.pii import pii_chunked
+from ... import shakedown
+from ...shakedown import sampled
 from ...runtime import derive_seed, resolve_device
 from ...train import OptimizerConfig, TrainConfig, build_optimizer, train_epochs
 from .checkpoint_pii import cut_matrix, matrix_specs
@@ -321,8 +323,9 @@ class LoraStep:
             return
         ids = index[0].tolist()
         groups = [ids[i:i + self.micro_batch] for i in range(0, len(ids), self.micro_batch)]
-        total = 0.0
-        for group in groups:
+        total, run = 0.0, 0
+        for group in sampled(groups):  # every micro-batch but in a shakedown (docs/cost.md)
+            run += 1
             inputs = {k: v.to(self.device) for k, v in collate([self.examples[i] for i in group], self.pad_id).items()}
             loss = self.model(**inputs).loss
             (loss / len(groups)).backward()
@@ -331,7 +334,7 @@ class LoraStep:
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.step_losses.append(total / len(groups))
+        self.step_losses.append(total / run)
         self._epoch_losses.append(self.step_losses[-1])
         if len(self.step_losses) % 20 == 0:
             log.info("LoRA step %d, loss %.4f", len(self.step_losses), self.step_losses[-1])
@@ -380,6 +383,18 @@ def _dtype(name: str) -> torch.dtype:
     return dtypes[name]
 
 
+def _note_truncated_depth(checkpoint_dir: str | Path, model: torch.nn.Module) -> None:
+    """A base model cut in depth (the shapes preset's Qwen stand-in, source `random`): the shakedown's
+    projection scales to the real depth, a layer's weights being those of block 0."""
+    from ...checkpoints import checkpoint_record
+    from ...checkpoints.full_size import truncated_depth
+
+    cut = truncated_depth(checkpoint_record(checkpoint_dir))
+    if cut is not None:
+        layer_bytes = sum(p.numel() * p.element_size() for name, p in model.named_parameters() if ".layers.0." in name)
+        shakedown.scale_depth(*cut, layer_bytes)
+
+
 def table5_lora(
     cfg: Mapping[str, Any], *, checkpoint_dir: str | Path, instructions: str | Path, seed: int,
     device: str = "auto",
@@ -405,6 +420,7 @@ def table5_lora(
         model, tokenizer, model_type = load_base(
             checkpoint_dir, dtype=dtype, device=torch_device, trust_remote_code=cfg["trust_remote_code"]
         )
+        _note_truncated_depth(checkpoint_dir, model)
         before = layer_matrices(model, model_type, cfg["layer"])
         lora = LoraConfig(
             r=cfg["rank"], lora_alpha=cfg["alpha"], lora_dropout=cfg["dropout"],

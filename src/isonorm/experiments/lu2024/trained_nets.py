@@ -38,6 +38,7 @@ from ...models.resnet18 import ResNet18
 from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
 from ...runtime import resolve_device
+from ...shakedown import sampled
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
 
 SLUG = "lu2024"
@@ -84,8 +85,13 @@ class TrainedNetMeasure:
     def _accuracy(stacked: StackedModels, data: tuple[torch.Tensor, torch.Tensor], batch_size: int,
                   train_mode: bool) -> torch.Tensor:
         x, y = data
-        logits = predict(stacked, x, batch_size, train_mode=train_mode)  # (R, N, k)
-        return 100.0 * (logits.argmax(dim=-1) == y.to(logits.device)).double().mean(dim=1)
+        correct, seen = torch.zeros(stacked.n_runs, dtype=torch.float64, device=stacked.device), 0
+        for start in sampled(range(0, x.shape[0], batch_size)):  # every batch but in a shakedown (docs/cost.md)
+            logits = predict(stacked, x[start : start + batch_size], batch_size, train_mode=train_mode)  # (R, b, k)
+            labels = y[start : start + batch_size].to(logits.device)
+            correct += (logits.argmax(dim=-1) == labels).double().sum(dim=1)
+            seen += labels.shape[0]
+        return 100.0 * correct / seen
 
     def __call__(self, stacked: StackedModels, epoch: int) -> dict[str, torch.Tensor]:
         values: dict[str, torch.Tensor] = {}

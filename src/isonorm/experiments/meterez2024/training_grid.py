@@ -41,6 +41,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
+from ...shakedown import sampled
 from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, train_epochs
 from ...train.fast_step import StackedSGDStep
 from .grid_jobs import STACK_SEPARATOR, stack_members
@@ -91,9 +92,10 @@ def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: 
     model.eval()
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     correct = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
-    n = x.shape[1]
-    for start in range(0, n, batch_size):
+    n = 0
+    for start in sampled(range(0, x.shape[1], batch_size)):  # every batch but in a shakedown (docs/cost.md)
         xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]  # per run
+        n += targets.shape[1]
         logits = model(xb)  # (R, b, C)
         loss += F.cross_entropy(logits.mT, targets, reduction="none").sum(dim=1).double()
         correct += (logits.argmax(dim=-1) == targets).sum(dim=1).double()

@@ -1,0 +1,40 @@
+# Cost stage of the shapes preset (docs/cost.md): every job that needs a data set, a checkpoint or a GPU ran at
+# the paper's sizes for a few steps (`shakedown` in presets/shapes.yaml) and stored a cost record with its results.
+#   cost_table    <RESULTS>/cost.csv, <REPORT>/cost.html    one row per job: projected hours and peak memory
+# A paper run warns at start about the jobs a shapes run found too large for its device (memory guard).
+
+import sys
+
+from isonorm.report.cost import memory_warnings, read_cost_table
+
+SHAKEDOWN = bool(config["shakedown"])
+
+
+def warn_memory_guard(cost_csv):
+    """The memory guard: before a paper run starts, name the jobs a shapes run found too large for its device."""
+    if config["preset"] != "paper" or not cost_csv.is_file():
+        return
+    for line in memory_warnings(read_cost_table(cost_csv)):
+        print(f"memory guard ({cost_csv}): {line}", file=sys.stderr)
+
+
+rule cost_table:
+    input:
+        data_results(),
+    output:
+        table=f"{RESULTS}/cost.csv",
+        page=f"{REPORT}/cost.html",
+    params:
+        results=RESULTS,
+        preset=config["preset"],
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        f"{LOGS}/cost.log",
+    localrule: True
+    script:
+        "../scripts/build_cost_table.py"
+
+
+if not SHAKEDOWN:
+    warn_memory_guard(Path(output_roots("shapes")["results"], "cost.csv"))

@@ -1,0 +1,142 @@
+"""The shapes preset's step cap and cost record (isonorm.shakedown, docs/cost.md), on the engine itself."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from isonorm import shakedown
+from isonorm.models.mlp import mlp
+from isonorm.runtime import generator
+from isonorm.train import OptimizerConfig, TrainConfig, train_stacked
+
+
+def data(n: int = 100, dim: int = 5, classes: int = 3):
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(n, dim, generator=gen), torch.randint(classes, (n,), generator=gen)
+
+
+def models(runs: int = 2):
+    return [mlp([5, 8, 3], generator=generator("shakedown", r)) for r in range(runs)]
+
+
+def config(tmp_path, **overrides) -> TrainConfig:
+    settings = dict(epochs=4, batch_size=10, optimizer=OptimizerConfig("sgd", lr=0.1), device="cpu",
+                    checkpoint_path=tmp_path / "run.ckpt", checkpoint_every=2)
+    return TrainConfig("shakedown", "test", **{**settings, **overrides})
+
+
+def measure(stack, epoch):
+    return {"norm": torch.stack([p.norm() for p in stack.params.values()]).sum().repeat(stack.n_runs)}
+
+
+def test_cap_stops_after_warmup_and_timed_steps_of_the_first_epoch(tmp_path):
+    x, y = data()
+    with shakedown.recording(shakedown.StepCap(warmup=1, steps=2)) as record:
+        result = train_stacked(models(), x, y, config(tmp_path), measure=measure)
+    assert sorted(result.history.epoch.unique()) == [0, 1]  # the init pass and the capped epoch, nothing more
+    (training,) = record.trainings
+    assert (training.steps_per_epoch, training.epochs, training.checkpoints) == (10, 4, 2)
+    assert len(training.warmup_seconds) == 1 and len(training.step_seconds) == 2
+    assert training.init_pass_seconds > 0 and len(training.pass_seconds) == 1
+    # one checkpoint written (and resumed from): the capped epoch's, with its state
+    assert training.checkpoint_bytes == (tmp_path / "run.ckpt").stat().st_size > 0
+    assert torch.load(tmp_path / "run.ckpt", weights_only=False)["epoch"] == 1
+
+
+def test_the_projection_counts_every_step_pass_and_checkpoint_of_the_full_training(tmp_path):
+    cost = shakedown.TrainingCost(steps_per_epoch=10, epochs=4, checkpoints=2, warmup_seconds=[9.0],
+                                  step_seconds=[1.0, 3.0, 2.0], init_pass_seconds=5.0, pass_seconds=[4.0],
+                                  checkpoint_seconds=0.5, resume_seconds=0.25)
+    assert cost.seconds_per_step == 2.0  # the median of the timed steps; the warm-up is left out
+    assert cost.projected_seconds == 10 * 4 * 2.0 + 5.0 + 4 * 4.0 + 2 * 0.5
+    assert cost.measured_seconds == 9 + 6 + 5 + 4 + 0.5 + 0.25
+    record = shakedown.JobCost(shakedown.StepCap(), [cost])
+    summary = record.summary(wall_seconds=cost.measured_seconds + 7.0, device="cpu")
+    # the untimed rest of the job (imports, data, writing results) is added once
+    assert summary["projected_hours"] == pytest.approx((7.0 + cost.projected_seconds) / 3600)
+    assert (summary["paper_steps"], summary["paper_passes"], summary["steps_measured"]) == (40, 5, 3)
+    assert summary["peak_rss_gb"] > 0 and math.isnan(summary["peak_cuda_gb"])
+
+
+def test_a_job_without_training_projects_its_own_wall_time():
+    summary = shakedown.JobCost(shakedown.StepCap()).summary(wall_seconds=36.0, device="cpu")
+    assert summary["projected_hours"] == pytest.approx(0.01)
+    assert summary["paper_steps"] == 0 and math.isnan(summary["seconds_per_step"])
+
+
+def test_outside_a_shakedown_the_engine_trains_in_full(tmp_path):
+    x, y = data()
+    result = train_stacked(models(), x, y, config(tmp_path), measure=measure)
+    assert sorted(result.history.epoch.unique()) == [0, 1, 2, 3, 4]
+    assert shakedown.training_probe(10, 4, 2, torch.device("cpu")).stops_training is False
+
+
+def test_a_bad_cap_and_a_nested_record_are_refused():
+    with pytest.raises(ValueError, match="steps and items ≥ 1"):
+        shakedown.StepCap(warmup=1, steps=0)
+    with shakedown.recording(shakedown.StepCap()):
+        with pytest.raises(RuntimeError, match="already active"):
+            with shakedown.recording(shakedown.StepCap()):
+                pass
+
+
+def test_a_sampled_loop_runs_its_first_items_and_counts_the_rest_at_their_rate(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(shakedown.time, "perf_counter", lambda: clock[0])
+    assert list(shakedown.sampled(range(5))) == [0, 1, 2, 3, 4]  # no shakedown: every item
+    with shakedown.recording(shakedown.StepCap(items=2)) as record:
+        for outer in shakedown.sampled(range(6)):  # 2 of 6 run
+            for inner in shakedown.sampled(range(4)):  # 2 of 4 run, 1 s each
+                clock[0] += 1.0
+    # each outer item: 2 s run + 2 s left-out inner items; the 4 left-out outer items at that rate
+    assert record.unsampled_seconds == pytest.approx(2 * 2.0 + 4 * 4.0)
+
+
+def test_left_out_batches_of_a_pass_count_in_the_pass(tmp_path):
+    x, y = data()
+
+    def batched_measure(stack, epoch):
+        return {"seen": torch.tensor([float(len(list(shakedown.sampled(range(10)))))] * stack.n_runs)}
+
+    with shakedown.recording(shakedown.StepCap(items=2)) as record:
+        result = train_stacked(models(), x, y, config(tmp_path), measure=batched_measure)
+    assert set(result.history.seen) == {2.0}  # a pass runs 2 of its 10 batches
+    assert record.unsampled_seconds == 0  # their time went to the passes, which every epoch repeats
+
+
+def test_a_model_cut_in_depth_is_extrapolated_to_its_real_depth():
+    from isonorm.checkpoints.full_size import truncated_depth
+
+    record = {"source": "random", "checkpoint": "qwen", "sizes": {"num_hidden_layers": 2}}
+    assert truncated_depth(record) == (2, 32)
+    assert truncated_depth({**record, "sizes": {"num_hidden_layers": 32}}) is None  # the whole model
+    assert truncated_depth({**record, "source": "tiny"}) is None  # a stand-in of other sizes: nothing to scale
+    with shakedown.recording(shakedown.StepCap()) as job:
+        shakedown.scale_depth(2, 32, layer_bytes=2**30)
+    whole = shakedown.JobCost(shakedown.StepCap()).summary(wall_seconds=36.0, device="cpu")
+    cut = job.summary(wall_seconds=36.0, device="cpu")
+    assert cut["projected_hours"] == pytest.approx(16 * whole["projected_hours"])
+    assert cut["peak_rss_gb"] == pytest.approx(whole["peak_rss_gb"] + 30.0)
+    assert cut["extrapolated"].startswith("ran 2 of 32 layers at full width: time × 16") and whole["extrapolated"] == ""
+
+
+def test_left_out_micro_batches_of_a_step_count_in_the_step(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(shakedown.time, "perf_counter", lambda: clock[0])
+
+    def step():  # an optimizer step over 8 micro-batches of 1 s each (the LoRA job's gradient accumulation)
+        for _ in shakedown.sampled(range(8)):
+            clock[0] += 1.0
+
+    with shakedown.recording(shakedown.StepCap(warmup=1, steps=2, items=2)) as record:
+        probe = shakedown.training_probe(steps_per_epoch=10, epochs=1, checkpoint_every=1, device=torch.device("cpu"))
+        for n in range(1, 11):
+            probe.step(step)
+            if probe.capped(n):
+                break
+    (training,) = record.trainings
+    assert training.warmup_seconds == [8.0] and training.step_seconds == [8.0, 8.0]
+    assert record.unsampled_seconds == 0
