@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..shakedown import sampled
+
 
 def _leading_singular_values_positive(s: torch.Tensor, count: int, shape: torch.Size, where: str) -> None:
     """Refuse a representation whose ``count`` leading singular values include a numerical zero: the
@@ -91,14 +93,17 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor) -> nn.S
             _parameter_free(module, "nn.Linear layers")
 
     h = x_init.to(device=linears[0].weight.device, dtype=torch.float64)
+    chosen = sampled(hidden)  # every hidden layer; in a shakedown the first few (the rest keep their weights)
+    next_layer = next(chosen, None)
     with torch.no_grad():
         for module in mlp:
             if not isinstance(module, nn.Linear):
                 h = module(h)
                 continue
-            if any(module is layer for layer in hidden):
+            if module is next_layer:
                 weight = _iterative_weight(h)
                 module.weight.copy_(weight)
+                next_layer = next(chosen, None)
             else:
                 weight = module.weight.to(torch.float64)
             bias = None if module.bias is None else module.bias.to(torch.float64)
@@ -163,14 +168,18 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor) -> nn.Module:
             _parameter_free(module, "nn.Conv2d layers")
 
     x = x_init.to(device=convs[0].weight.device, dtype=torch.float64)
+    square = [conv for conv in convs if conv.in_channels == conv.out_channels]
+    chosen = sampled(square)  # every square conv; in a shakedown the first few (the rest keep their weights)
+    next_conv = next(chosen, None)
     with torch.no_grad():
         for module in features:
             if not isinstance(module, nn.Conv2d):
                 x = module(x)
                 continue
-            if module.in_channels == module.out_channels:
+            if module is next_conv:
                 weight = _conv_svd_weight(x, module)
                 module.weight.copy_(weight)
+                next_conv = next(chosen, None)
             else:
                 weight = module.weight.to(torch.float64)
             bias = None if module.bias is None else module.bias.to(torch.float64)
