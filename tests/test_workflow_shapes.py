@@ -1,0 +1,81 @@
+"""The shapes preset (docs/cost.md): it runs exactly the paper run's jobs that need a data set, a checkpoint or a
+GPU; a few of them, at paper sizes, write cost records that the cost table turns into one row per job; and the
+measured cost tables in benchmarks/results/ have a row for every such job of today's paper configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, copy_workflow, snakemake
+from isonorm.outputs import output_roots
+from isonorm.report.cost import cost_table, read_cost_table
+
+pytestmark = pytest.mark.integration
+SHAPES = output_roots("shapes")
+NOT_JOBS_OF_A_PAPER = {"fetch_data", "fetch_checkpoint", "paper_claims", "paper_notebook", "scoreboard",
+                       "report_index", "cost_table", "all"}
+MEASURED_COST_TABLES = sorted((REPO / "benchmarks" / "results").glob("cost-*.csv"))
+
+
+def planned_results(workdir: Path, *config: str) -> set[str]:
+    """The results files of the jobs of papers a dry run plans (``snakemake --summary``), relative to the
+    run's results root."""
+    done = snakemake(workdir, "--summary", *config)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split("\t") for line in done.stdout.splitlines()[1:] if "\t" in line]
+    root = Path(output_roots("shapes" if "presets/shapes.yaml" in config else "paper")["results"])
+    return {str(Path(file).relative_to(root)) for file, _, rule, *_ in rows if rule not in NOT_JOBS_OF_A_PAPER}
+
+
+@pytest.fixture(scope="module")
+def paper_data_jobs(workflow_dir) -> set[str]:
+    """The results files of the paper run's jobs that a data-free run leaves out."""
+    every = planned_results(workflow_dir)
+    data_free = planned_results(workflow_dir, "--config", "compute=data-free")
+    assert data_free < every
+    return every - data_free
+
+
+def test_the_shapes_preset_runs_exactly_the_paper_jobs_that_need_data(workflow_dir, paper_data_jobs):
+    assert planned_results(workflow_dir, "--configfile", "presets/shapes.yaml") == paper_data_jobs
+
+
+@pytest.mark.parametrize("table", MEASURED_COST_TABLES, ids=lambda path: path.name)
+def test_a_measured_cost_table_has_a_row_for_every_paper_job_that_needs_data(table, paper_data_jobs):
+    rows = read_cost_table(table)
+    # a job's second output (Table 3's weights) is in no row: its job's row covers it
+    assert set(rows.result) == {job for job in paper_data_jobs if "/table3_weights/" not in job}
+    assert rows.projected_hours.gt(0).all() and rows.peak_memory_gb.gt(0).all()
+
+
+def test_there_is_a_measured_cost_table():
+    assert MEASURED_COST_TABLES, "benchmarks/results/cost-*.csv: the README's cost column comes from one"
+
+
+# A few jobs per paper, each among the cheapest at paper sizes (seconds to a minute on a 2-core CPU).
+REDUCED = [
+    "lu2024/table1/sgd.parquet",  # the MNIST FNN: 3 timed steps of 118 per epoch, 20 epochs
+    "joudaki2023/figb4/mnist.parquet",  # networks at init, widths up to 8192
+    "meterez2024/tabled1/mnist.parquet",  # batches sampled: 2 of 100 per batch size
+    "daneshmand2021/appfig6/mlp.parquet",  # 2 of 50 batches
+]
+
+
+def test_a_few_jobs_at_paper_sizes_write_one_cost_row_each(tmp_path, monkeypatch):
+    workdir = copy_workflow(tmp_path)
+    targets = [str(SHAPES["results"] / job) for job in REDUCED]
+    done = snakemake(workdir, "--cores", "2", "--configfile", "presets/shapes.yaml", "--", *targets)
+    assert done.returncode == 0, done.stderr[-5000:]
+    monkeypatch.chdir(workdir)  # paths as the cost_table rule sees them
+    table = cost_table(targets, SHAPES["results"])
+    assert sorted(table.result) == sorted(REDUCED)
+    assert set(table.paper) == {"lu2024", "joudaki2023", "meterez2024", "daneshmand2021"}
+    fnn = table.set_index("rule").loc["lu2024_table1"]
+    assert (fnn.steps_measured, fnn.paper_steps, fnn.paper_passes) == (3, 118 * 20, 21)  # MNIST: 60,000 / 512
+    # projected: the full training from the timed steps, far more than the shakedown's own wall time
+    assert fnn.projected_hours * 3600 > 10 * fnn.wall_seconds
+    assert table.fits.all() and table.projected_hours.gt(0).all()
+    assert not (workdir / SHAPES["report"] / "lu2024.html").exists()  # capped results make no report
