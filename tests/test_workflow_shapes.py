@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO, copy_workflow, snakemake
 from isonorm.outputs import output_roots
-from isonorm.report.cost import cost_table, read_cost_table
+from isonorm.report.cost import cost_table, read_cost_table, write_cost_table
 
 pytestmark = pytest.mark.integration
 SHAPES = output_roots("shapes")
@@ -79,3 +79,10 @@ def test_a_few_jobs_at_paper_sizes_write_one_cost_row_each(tmp_path, monkeypatch
     assert fnn.projected_hours * 3600 > 10 * fnn.wall_seconds
     assert table.fits.all() and table.projected_hours.gt(0).all()
     assert not (workdir / SHAPES["report"] / "lu2024.html").exists()  # capped results make no report
+
+    # the memory guard: a paper run in the same checkout names the jobs a shapes run found too large
+    write_cost_table(table.assign(fits=[False] + [True] * (len(table) - 1)), SHAPES["results"] / "cost.csv")
+    guarded = snakemake(workdir, "-n", "--quiet")
+    assert guarded.returncode == 0, guarded.stderr[-3000:]
+    first = table.iloc[0]
+    assert f"memory guard ({SHAPES['results']}/cost.csv): {first.rule} ({first.wildcards}): peak memory" in guarded.stderr

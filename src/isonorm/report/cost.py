@@ -80,14 +80,15 @@ def write_cost_table(frame: pd.DataFrame, path: str | Path) -> Path:
 
 
 def read_cost_table(path: str | Path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype={"extrapolated": str}, keep_default_na=False, na_values={
-        column: ["", "NaN", "nan"] for column in COLUMNS if column != "extrapolated"})
+    text = ("wildcards", "extrapolated")  # empty for a job without wildcards / not extrapolated
+    return pd.read_csv(path, dtype=dict.fromkeys(text, str), keep_default_na=False,
+                       na_values={column: ["", "NaN", "nan"] for column in COLUMNS if column not in text})
 
 
 def memory_warnings(frame: pd.DataFrame) -> list[str]:
     """One line per job whose peak memory exceeds the device's: a paper run would run out of memory on it."""
     return [
-        f"{row.rule} ({row.wildcards}): peak memory {row.peak_memory_gb:.1f} GB > {row.device_memory_gb:.1f} GB of "
+        f"{row.rule}{f' ({row.wildcards})' if row.wildcards else ''}: peak memory {row.peak_memory_gb:.1f} GB > {row.device_memory_gb:.1f} GB of "
         f"{row.device}; run it on a larger device (docs/cost.md)"
         for row in frame.itertuples() if not row.fits
     ]
@@ -135,7 +136,7 @@ def cost_page(frame: pd.DataFrame, preset: str) -> str:
     guard = ("<p>Every job fits in the device's memory.</p>" if not warnings else
              "<ul class=\"warnings\">" + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul>")
     extrapolated = frame[frame.extrapolated != ""]
-    notes = "".join(f"<li>{escape(r.rule)} ({escape(r.wildcards)}): {escape(r.extrapolated)}</li>"
+    notes = "".join(f"<li>{escape(r.rule)} {escape(r.wildcards)}: {escape(r.extrapolated)}</li>"
                     for r in extrapolated.itertuples())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{PAGE_TITLE}</title>{style_block(whole_page=True)}</head>
