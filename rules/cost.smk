@@ -5,17 +5,9 @@
 
 import sys
 
-from isonorm.report.cost import memory_warnings, read_cost_table
+from isonorm.report.cost import memory_guard
 
 SHAKEDOWN = bool(config["shakedown"])
-
-
-def warn_memory_guard(cost_csv):
-    """The memory guard: before a paper run starts, name the jobs a shapes run found too large for its device."""
-    if config["preset"] != "paper" or not cost_csv.is_file():
-        return
-    for line in memory_warnings(read_cost_table(cost_csv)):
-        print(f"memory guard ({cost_csv}): {line}", file=sys.stderr)
 
 
 rule cost_table:
@@ -25,7 +17,7 @@ rule cost_table:
         table=f"{RESULTS}/cost.csv",
         page=f"{REPORT}/cost.html",
     params:
-        results=RESULTS,
+        results=lambda wc, output: Path(output.table).parent,  # <RESULTS>: result paths are relative to it
         preset=config["preset"],
     conda:
         "../envs/pipeline.yaml"
@@ -36,5 +28,7 @@ rule cost_table:
         "../scripts/build_cost_table.py"
 
 
-if not SHAKEDOWN:
-    warn_memory_guard(Path(output_roots("shapes")["results"], "cost.csv"))
+# The memory guard: before a paper run starts, name the jobs a shapes run found too large for its device.
+if config["preset"] == "paper":
+    for line in memory_guard(Path(output_roots("shapes")["results"], "cost.csv")):
+        print(line, file=sys.stderr)

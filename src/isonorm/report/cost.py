@@ -94,6 +94,13 @@ def memory_warnings(frame: pd.DataFrame) -> list[str]:
     ]
 
 
+def memory_guard(cost_csv: str | Path) -> list[str]:
+    """The memory guard's lines for a paper run: the flagged jobs of a shapes run's table, if there is one."""
+    if not Path(cost_csv).is_file():
+        return []
+    return [f"memory guard ({cost_csv}): {line}" for line in memory_warnings(read_cost_table(cost_csv))]
+
+
 def hours_by_rule(frame: pd.DataFrame) -> pd.DataFrame:
     """Projected hours and job counts per (paper, rule), the largest first."""
     grouped = frame.groupby(["paper", "rule"], sort=False).agg(jobs=("result", "size"),
@@ -162,4 +169,4 @@ def write_cost_page(frame: pd.DataFrame, path: str | Path, preset: str) -> Path:
 
 
 __all__ = ["COLUMNS", "MissingCostRecordError", "cost_table", "write_cost_table", "read_cost_table",
-           "memory_warnings", "hours_by_rule", "cost_page", "write_cost_page"]
+           "memory_warnings", "memory_guard", "hours_by_rule", "cost_page", "write_cost_page"]
