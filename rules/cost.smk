@@ -28,7 +28,8 @@ rule cost_table:
         "../scripts/build_cost_table.py"
 
 
-# The memory guard: before a paper run starts, name the jobs a shapes run found too large for its device.
-if config["preset"] == "paper":
+# The memory guard: before a paper run starts, name the jobs a shapes run found too large for its device. Only
+# the main process: a job that a cluster executor starts parses this file again, and its log needs no copy.
+if config["preset"] == "paper" and workflow.is_main_process:
     for line in memory_guard(Path(output_roots("shapes")["results"], "cost.csv")):
         print(line, file=sys.stderr)

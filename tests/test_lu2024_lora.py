@@ -258,3 +258,12 @@ def test_an_unknown_architecture_or_a_partial_fetch_is_refused(tmp_path, monkeyp
 def test_a_bad_dtype_is_rejected(tiny_qwen, alpaca):
     with pytest.raises(ValueError, match="dtype must be one of"):
         lora.table5_lora({**CFG, "dtype": "int8"}, checkpoint_dir=tiny_qwen, instructions=alpaca, seed=42)
+
+
+def test_the_dtype_can_be_chosen_per_device_type():
+    per_device = {"cuda": "bfloat16", "cpu": "float32"}  # the shapes preset's setting
+    assert lora._dtype(per_device, torch.device("cpu")) is torch.float32
+    assert lora._dtype(per_device, torch.device("cuda")) is torch.bfloat16
+    assert lora._dtype("bfloat16", torch.device("cpu")) is torch.bfloat16
+    with pytest.raises(ValueError, match="dtype for device type 'cpu' must be one of"):
+        lora._dtype({"cuda": "bfloat16"}, torch.device("cpu"))

@@ -58,6 +58,7 @@ def test_the_projection_counts_every_step_pass_and_checkpoint_of_the_full_traini
     # the untimed rest of the job (imports, data, writing results) is added once
     assert summary["projected_hours"] == pytest.approx((7.0 + cost.projected_seconds) / 3600)
     assert (summary["paper_steps"], summary["paper_passes"], summary["steps_measured"]) == (40, 5, 3)
+    assert summary["resume_seconds"] == 0.25  # shown beside the projection, not in it
     assert summary["peak_rss_gb"] > 0 and math.isnan(summary["peak_cuda_gb"])
 
 

@@ -86,3 +86,6 @@ def test_a_few_jobs_at_paper_sizes_write_one_cost_row_each(tmp_path, monkeypatch
     assert guarded.returncode == 0, guarded.stderr[-3000:]
     first = table.iloc[0]
     assert f"memory guard ({SHAPES['results']}/cost.csv): {first.rule} ({first.wildcards}): peak memory" in guarded.stderr
+    # ... once: a job that a cluster executor starts parses the workflow again (mode remote) and stays silent
+    in_job = snakemake(workdir, "-n", "--quiet", "--mode", "remote")
+    assert "memory guard" not in in_job.stderr, in_job.stderr[-3000:]

@@ -116,16 +116,16 @@ class TrainingProbe:
 
 class CappedTraining(TrainingProbe):
     def __init__(self, job: "JobCost", cost: TrainingCost, device: torch.device) -> None:
-        self.job, self.cap, self.cost, self.device = job, job.cap, cost, device
+        self.job, self.cost, self.device = job, cost, device
 
     def step(self, run: Callable[[], None]) -> None:
         """Time the step; the micro-batches :func:`sampled` left out count at the rate of those it ran."""
         seconds = self._timed(run)[1]
-        warm = len(self.cost.warmup_seconds) < self.cap.warmup
+        warm = len(self.cost.warmup_seconds) < self.job.cap.warmup
         (self.cost.warmup_seconds if warm else self.cost.step_seconds).append(seconds)
 
     def capped(self, n_steps: int) -> bool:
-        return n_steps >= self.cap.warmup + self.cap.steps
+        return n_steps >= self.job.cap.warmup + self.job.cap.steps
 
     def _timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
         """``run()`` and its seconds, the items of its :func:`sampled` loops that were left out included."""
@@ -210,6 +210,8 @@ class JobCost:
             if any(t.pass_seconds for t in self.trainings) else math.nan,
             "paper_passes": sum(t.epochs + (t.init_pass_seconds > 0) for t in self.trainings),
             "checkpoint_bytes": max((t.checkpoint_bytes for t in self.trainings), default=0),
+            # what a paper job killed mid-run pays to resume (not in the projection: an uninterrupted run never does)
+            "resume_seconds": max((t.resume_seconds for t in self.trainings), default=0.0),
             "projected_hours": projected / 3600,
             "peak_rss_gb": peak_rss,
             "peak_cuda_gb": peak_cuda,

@@ -21,7 +21,8 @@ from .markup import escape, frame_table, preset_badge, style_block
 
 COLUMNS = ["paper", "rule", "wildcards", "result", "device", "steps_measured", "seconds_per_step", "paper_steps",
            "seconds_per_pass", "paper_passes", "wall_seconds", "projected_hours", "peak_rss_gb", "peak_cuda_gb",
-           "peak_memory_gb", "device_memory_gb", "fits", "extrapolated", "checkpoint_bytes"]
+           "peak_memory_gb", "device_memory_gb", "fits", "extrapolated", "checkpoint_bytes",
+           "resume_seconds"]
 PAGE_TITLE = "What the paper run will cost"
 
 
@@ -68,6 +69,7 @@ def cost_table(result_files: Sequence[str | Path], results_root: str | Path) -> 
             "peak_memory_gb": peak,
             "fits": bool(peak <= record["device_memory_gb"]),
             "extrapolated": record.get("extrapolated", ""),
+            "resume_seconds": record.get("resume_seconds", float("nan")),  # not in records of older shapes runs
         })
     frame = pd.DataFrame(rows, columns=COLUMNS)
     return frame.sort_values(["paper", "rule", "wildcards"], ignore_index=True)

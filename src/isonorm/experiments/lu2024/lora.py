@@ -376,10 +376,14 @@ def fine_tune(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[i
     return step.step_losses
 
 
-def _dtype(name: str) -> torch.dtype:
+def _dtype(setting: str | dict[str, str], device: torch.device) -> torch.dtype:
+    """The base model's dtype: a name, or one per device type (``{cuda: bfloat16, cpu: float32}``: the shapes
+    preset measures the paper's bf16 on a GPU, fp32 on a CPU where bf16 products are ~300× slower, docs/cost.md)."""
     dtypes = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+    name = setting.get(device.type) if isinstance(setting, dict) else setting
     if name not in dtypes:
-        raise ValueError(f"lu2024: table5: lora: dtype must be one of {sorted(dtypes)}, got {name!r}")
+        on = f" for device type {device.type!r}" if isinstance(setting, dict) else ""
+        raise ValueError(f"lu2024: table5: lora: dtype{on} must be one of {sorted(dtypes)}, got {name!r}")
     return dtypes[name]
 
 
@@ -412,7 +416,7 @@ def table5_lora(
     from ...checkpoints import checkpoint_record, describe_checkpoint
 
     torch_device = resolve_device(device)
-    dtype = _dtype(cfg["dtype"])
+    dtype = _dtype(cfg["dtype"], torch_device)
     examples = load_instructions(instructions, cfg["n_examples"])
     devices = [torch_device.index or 0] if torch_device.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
