@@ -1,13 +1,15 @@
 # Helpers shared by every .smk file; no rules here, and nothing about one paper (that is in rules/<slug>.smk).
 #   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path()
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
-#   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs
+#   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs;
+#                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   report        register_results(), called by each rules/<slug>.smk; paper_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 
 import re
 from pathlib import Path
 
+from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
 
 PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (architecture §2)
@@ -94,6 +96,13 @@ def data_kwargs(dataset):
 def training_kwargs(dataset, checkpoint):
     """data_kwargs plus the training's resumable checkpoint (removed once its results are written)."""
     return {**data_kwargs(dataset), "checkpoint": checkpoint}
+
+
+def training_gpus(wildcards):
+    """`resources: gpu` of a training rule: 1 (profiles/default pools one, so trainings never share a card), or 0 in
+    a local run whose jobs run on the CPU, where that pool would only make them wait for each other. Asked when
+    the jobs are made, once the executor is known (isonorm.gpus)."""
+    return job_gpus(config["device"], local=workflow.local_exec)
 
 
 # --- what each paper produces: every rules/<slug>.smk registers its {result key: [files]} ----------------

@@ -142,7 +142,7 @@ rule daneshmand2021_depth_training:
             **training_kwargs(D21["depth_training"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -165,7 +165,7 @@ rule daneshmand2021_fig4b:
             **training_kwargs(D21["fig4b"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -213,7 +213,7 @@ rule daneshmand2021_appfig7:
             **training_kwargs(D21["appfig7"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -168,7 +168,7 @@ rule joudaki2023_train_runs:
             **training_kwargs(J23[wc.runs]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -72,7 +72,7 @@ rule lu2024_table1:
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -101,7 +101,7 @@ rule lu2024_table3:
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -128,7 +128,7 @@ rule lu2024_apptable4:
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -154,7 +154,7 @@ rule lu2024_simple_cnn:
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -182,7 +182,7 @@ rule lu2024_resnet18:
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -206,7 +206,7 @@ rule lu2024_table5_transformer:
             **training_kwargs(L24["table5_transformer"]["corpus"], output[0] + ".ckpt"),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -256,7 +256,7 @@ rule lu2024_table5_lora:
             device=config["device"],
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -114,7 +114,7 @@ rule meterez2024_training:
             depth=int(wc.depth),
         ),
     resources:
-        gpu=1,
+        gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
     log:

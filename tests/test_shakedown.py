@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -141,3 +142,14 @@ def test_left_out_micro_batches_of_a_step_count_in_the_step(monkeypatch):
     (training,) = record.trainings
     assert training.warmup_seconds == [8.0] and training.step_seconds == [8.0, 8.0]
     assert record.unsampled_seconds == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_jobs_wall_time_counts_from_its_process_start():
+    import subprocess
+    import sys
+
+    # a fresh interpreter that sleeps before asking: its age includes the sleep and its own start
+    code = "import time; time.sleep(0.5); from isonorm.shakedown import process_seconds; print(process_seconds())"
+    age = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 0.5 <= age < 60

@@ -219,6 +219,20 @@ class JobCost:
         }
 
 
+def process_seconds() -> float | None:
+    """Seconds since this process started: the interpreter's start and the imports included, which a job of the
+    paper run pays as well (Linux /proc; None elsewhere)."""
+    import os
+
+    try:
+        after_name = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        start_ticks = int(after_name[19])  # field 22, starttime, in clock ticks after boot
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+
+
 def peak_rss_gb() -> float:
     """The process's peak resident memory (Linux reports kB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20

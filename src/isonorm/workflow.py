@@ -68,7 +68,9 @@ def costed_experiment(run: dict[str, Any], job: Any) -> tuple[pd.DataFrame, dict
     start = time.perf_counter()
     with shakedown.recording(shakedown.StepCap.from_config(settings)) as record:
         frame = run_experiment(run)
-    summary = record.summary(time.perf_counter() - start, resolve_device(run["kwargs"].get("device", "auto")))
+    # the job's wall time from its process's start where the system says it (Linux), else from here
+    wall_seconds = shakedown.process_seconds() or time.perf_counter() - start
+    summary = record.summary(wall_seconds, resolve_device(run["kwargs"].get("device", "auto")))
     wildcards = ",".join(f"{key}={value}" for key, value in dict(job.wildcards).items())
     return frame, {"cost": {"rule": job.rule, "wildcards": wildcards, "outputs": list(job.output), **summary}}
 
