@@ -60,7 +60,10 @@ class ConfigSources:
 def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: ConfigSources = ConfigSources(),
                  log_path: str | Path = LOG_PATH, verbose: bool = False) -> None:
     """Validate ``config``; on failure write the full detail to ``log_path`` and raise :class:`ConfigError`."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    # libyaml's loader where PyYAML has it: every Snakemake process parses the workflow, a cluster job included,
+    # and the pure-Python loader spends about half a second on this schema
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    schema = yaml.load(Path(schema_path).read_text(encoding="utf-8"), Loader=loader)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
