@@ -100,15 +100,17 @@ def refused_submissions(log: str) -> list[dict]:
 def _sbatch_calls(log: str) -> tuple[list[dict], list[dict]]:
     pending = defaultdict(deque)  # --output folder -> sbatch calls not yet answered with a job id or a refusal
     found, refused, refusal = [], [], None
+    # Lines are searched, not matched at their start: a local job's progress bar (a carriage return, no newline)
+    # can run into the plugin's next line.
     for line in log.splitlines():
-        if line.startswith("sbatch call: "):
-            call = line[len("sbatch call: "):]
+        if "sbatch call: " in line:
+            call = line.split("sbatch call: ", 1)[1]
             options, _, wrapped = call.partition(" --wrap=")
             folder = str(Path(re.search(r"--output (\S+)", options).group(1)).parent)
             targets = re.findall(r"'([^']*)'", re.search(r"--target-jobs ((?:'[^']*' ?)+)", wrapped).group(1))
             pending[folder].append({"options": options, "targets": targets,
                                     "rules": [t.split(":")[0] for t in targets]})
-        elif m := re.match(r"Job \S+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", line):
+        elif m := re.search(r"Job \S+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", line):
             entry = pending[str(Path(m.group(2)).parent)].popleft()
             found.append({**entry, "slurm_id": m.group(1)})
         elif m := re.search(r"SLURM sbatch failed\. The error message was '(.*?)(?:'\.)?$", line):
@@ -176,8 +178,12 @@ def test_a_refused_sbatch_call_is_told_apart_from_an_accepted_one():
         f"        {call.split(' --wrap=')[0]}",
         f"sbatch call: {call}",
         f"Job 7 has been submitted with SLURM jobid 42 (log: {out.replace('%j', '42')}).",
+        # a local job's progress bar ran into the next two lines (seen in CI)
+        f"Writing model shards:   0%|          | 0/4 [00:00<?, ?it/s]sbatch call: {call.replace('/x/', '/y/')}",
+        f"Shards: 0/1 [00:00<?, ?it/s]Job 8 has been submitted with SLURM jobid 43 "
+        f"(log: {out.replace('/x/', '/y/').replace('%j', '43')}).",
     ])
-    assert [(s["slurm_id"], s["targets"]) for s in submissions(log)] == [("42", ["a:p=x"])]
+    assert [(s["slurm_id"], s["targets"]) for s in submissions(log)] == [("42", ["a:p=x"]), ("43", ["a:p=x"])]
     assert [(r["targets"], r["message"]) for r in refused_submissions(log)] == [
         (["a:p=x"], "sbatch: error: Socket timed out on send/recv")]
     with pytest.raises(AssertionError, match="without a job id"):
