@@ -1,6 +1,6 @@
 """How many GPUs a training job holds, decided while the workflow is parsed (so without importing torch).
 
-Training rules declare ``resources: gpu=GPU`` (rules/common.smk), and profiles/default pools ``gpu=1``, so that
+Training rules declare ``resources: gpu=training_gpus`` (rules/common.smk), and profiles/default pools ``gpu=1``, so that
 two trainings never share a card. A local run on a machine where the jobs will not use a GPU has no card to
 share: there its jobs hold none, and ``--cores`` alone bounds how many run at once (docs/configuration.md,
 "GPUs"). A cluster run always asks for one: the submitting host is not where the job runs.

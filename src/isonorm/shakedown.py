@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import resource
 import statistics
 import time
@@ -222,8 +223,6 @@ class JobCost:
 def process_seconds() -> float | None:
     """Seconds since this process started: the interpreter's start and the imports included, which a job of the
     paper run pays as well (Linux /proc; None elsewhere)."""
-    import os
-
     try:
         after_name = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
         start_ticks = int(after_name[19])  # field 22, starttime, in clock ticks after boot
@@ -249,8 +248,6 @@ def _device_name(device: torch.device) -> str:
 def _device_memory_gb(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.get_device_properties(device).total_memory / 2**30
-    import os
-
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
 
 
