@@ -2,7 +2,8 @@
 
 ``torch.func.stack_module_state`` turns R modules into one dict of (R, ...) parameter tensors; ``vmap`` over
 ``functional_call`` evaluates all R networks in one pass (matmuls become batched matmuls). The runs share no
-parameter, so their gradients stay independent.
+parameter, so their gradients stay independent. The template's BatchNorm modules are made stackable
+(:mod:`isonorm.train.stackable_norm`): torch's own kernel fails under vmap on CUDA for (B, C, H, W) inputs.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
+
+from .stackable_norm import make_stackable
 
 
 def _signature(module: nn.Module) -> list[tuple[str, tuple[int, ...], torch.dtype]]:
@@ -44,7 +47,7 @@ class StackedModels:
         self.params: dict[str, torch.Tensor] = params
         self.buffers: dict[str, torch.Tensor] = buffers
         # A weightless copy that only supplies the forward code; functional_call swaps the tensors in.
-        self.template: nn.Module = copy.deepcopy(modules[0]).to("meta")
+        self.template: nn.Module = make_stackable(copy.deepcopy(modules[0]).to("meta"))
         self.n_runs = len(modules)
 
     @property
