@@ -2,10 +2,11 @@
 preset with its step cap, storing the job's cost record with the results (docs/cost.md)."""
 
 from isonorm.results import write_results
-from isonorm.workflow import costed_experiment, discard_checkpoint, logged_job
+from isonorm.workflow import costed_experiment, discard_checkpoint, job_device, logged_job
 
 with logged_job(snakemake):
     run = snakemake.params.run
-    frame, cost = costed_experiment(run, snakemake)
-    write_results(frame, snakemake.output[0], config=run, device=run["kwargs"].get("device"), extra=cost)
+    device = job_device(run)  # resolved once; a GPU that torch cannot use stops the job here
+    frame, cost = costed_experiment(run, snakemake, device)
+    write_results(frame, snakemake.output[0], config=run, device=device, extra=cost)
     discard_checkpoint(run)

@@ -47,8 +47,8 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def device_description(device: str | None = None) -> str:
-    """A human-readable name of the device a computation ran on."""
+def device_description(device: object = None) -> str:
+    """A human-readable name of the device a computation ran on (a ``torch.device`` or its name)."""
     import torch
 
     if device is not None and str(device).startswith("cuda") and torch.cuda.is_available():
@@ -56,7 +56,7 @@ def device_description(device: str | None = None) -> str:
     return f"cpu:{platform.processor() or platform.machine()}"
 
 
-def provenance(device: str | None = None) -> dict[str, object]:
+def provenance(device: object = None) -> dict[str, object]:
     return {
         "git_commit": git_commit(),
         "packages": package_versions(),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar
 
 import pandas as pd
 import pyarrow as pa
@@ -20,6 +20,9 @@ import pyarrow.parquet as pq
 
 from .atomic import atomic_write
 from .provenance import provenance
+
+if TYPE_CHECKING:  # torch only for the annotation: readers of results need not import it
+    import torch
 
 METADATA_KEY = b"isonorm"
 T = TypeVar("T")
@@ -29,7 +32,7 @@ def write_results(
     frame: pd.DataFrame,
     path: str | Path,
     config: Mapping[str, Any] | None = None,
-    device: str | None = None,
+    device: str | torch.device | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``frame`` to ``path`` atomically, with provenance metadata. A killed job leaves no file."""

@@ -8,14 +8,17 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pandas as pd
+import torch
 
 from . import shakedown
+from .provenance import device_description
 from .runtime import resolve_device
 from .sources import fetch
 
@@ -36,6 +39,13 @@ def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
     logging.captureWarnings(True)
     start = time.perf_counter()
     log.info("rule %s, wildcards %s", snakemake.rule, dict(snakemake.wildcards))
+    # torch's intra-op pool sizes itself from OMP_NUM_THREADS at import, which Snakemake sets to the job's threads;
+    # set it from the job all the same (a site's environment may override the variable) and log both, so that a
+    # job's log says how many threads it ran on (docs/cluster.md "Job sizes")
+    at_import = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(getattr(snakemake, "threads", 1))))
+    log.info("threads: %d torch intra-op threads (%d at import; the job's threads %s, OMP_NUM_THREADS=%s)",
+             torch.get_num_threads(), at_import, getattr(snakemake, "threads", None), os.environ.get("OMP_NUM_THREADS"))
     try:
         yield log
     except BaseException:
@@ -50,27 +60,42 @@ def resolve_function(spec: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module_name), name)
 
 
-def run_experiment(run: dict[str, Any]) -> pd.DataFrame:
-    """Call the library function a rule names (rules/common.smk ``experiment``) with its settings."""
-    frame = resolve_function(run["function"])(run["config"], **run["kwargs"])
+def job_device(run: dict[str, Any]) -> torch.device | None:
+    """The device of a job whose function takes one (``device`` among its kwargs, the config's ``device``),
+    resolved once, here, and logged; None for a function without one. On a machine whose GPU torch cannot use,
+    ``device: auto`` stops here with the fix (isonorm.runtime.UnusableGPUError) instead of training on the CPU."""
+    if "device" not in run["kwargs"]:
+        return None
+    device = resolve_device(run["kwargs"]["device"])
+    log.info("device: %s (config: device=%s)", device_description(device), run["kwargs"]["device"])
+    return device
+
+
+def run_experiment(run: dict[str, Any], device: torch.device | None = None) -> pd.DataFrame:
+    """Call the library function a rule names (rules/common.smk ``experiment``) with its settings, on ``device``
+    (:func:`job_device`) when it takes one."""
+    kwargs = {**run["kwargs"], **({"device": device} if device is not None else {})}
+    frame = resolve_function(run["function"])(run["config"], **kwargs)
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         raise RuntimeError(f"{run['function']} returned no measurements")
     return frame
 
 
-def costed_experiment(run: dict[str, Any], job: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+def costed_experiment(
+    run: dict[str, Any], job: Any, device: torch.device | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """:func:`run_experiment`, and under the shapes preset (``run["shakedown"]``) with its step cap: then also the
     job's cost record (isonorm.shakedown), to be stored with its results; ``{}`` otherwise. ``job`` is the
     script's ``snakemake`` object (rule, wildcards and outputs name the job in the cost table)."""
     settings = run.get("shakedown")
     if not settings:
-        return run_experiment(run), {}
+        return run_experiment(run, device), {}
     start = time.perf_counter()
     with shakedown.recording(shakedown.StepCap.from_config(settings)) as record:
-        frame = run_experiment(run)
+        frame = run_experiment(run, device)
     # the job's wall time from its process's start where the system says it (Linux), else from here
     wall_seconds = shakedown.process_seconds() or time.perf_counter() - start
-    summary = record.summary(wall_seconds, resolve_device(run["kwargs"].get("device", "auto")))
+    summary = record.summary(wall_seconds, device or resolve_device("auto"))
     wildcards = ",".join(f"{key}={value}" for key, value in dict(job.wildcards).items())
     return frame, {"cost": {"rule": job.rule, "wildcards": wildcards, "outputs": list(job.output), **summary}}
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 from .optimizers import OptimizerConfig
 
 
@@ -23,7 +25,8 @@ class TrainConfig:
       decision B4: "gap computed on the freshly initialised network").
     - ``checkpoint_path=None``: no checkpoints; otherwise save there every ``checkpoint_every`` epochs (and
       after the last) and resume from it when present.
-    - ``device="auto"``: CUDA when present (``runtime.resolve_device``).
+    - ``device="auto"``: CUDA when present (``runtime.resolve_device``); a job passes the ``torch.device`` it
+      resolved once (``isonorm.workflow.job_device``), which is used as it is.
     - ``run_epochs=None``: per-run epoch caps, one per run, each ≤ ``epochs``: the stack trains ``epochs``
       epochs and run r is recorded up to epoch ``run_epochs[r]`` (it trains on in the stack, unrecorded;
       meterez2024's budget preset caps some data sets, decision C5).
@@ -40,7 +43,7 @@ class TrainConfig:
     measure_at_init: bool = True
     checkpoint_path: Path | str | None = None
     checkpoint_every: int = 1
-    device: str = "auto"
+    device: str | torch.device = "auto"
     run_epochs: tuple[int, ...] | None = None
     stop_non_finite: bool = False
 

@@ -40,7 +40,7 @@ def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, 
     config = TrainConfig(
         experiment=SLUG, variant=variant, epochs=cfg["epochs"], batch_size=cfg["batch_size"],
         optimizer=OptimizerConfig(name="sgd", lr=cfg["lr"]), measure_at_init=False,
-        checkpoint_path=checkpoint, checkpoint_every=cfg["checkpoint_every"], device=str(target),
+        checkpoint_path=checkpoint, checkpoint_every=cfg["checkpoint_every"], device=target,
     )
     history = train_stacked(models, train.x, train.y, config).history
     return history.assign(init=init, extra_layers=extra_layers)

@@ -66,7 +66,7 @@ def _train(cfg: Config, depth: int, init: str, variant: str, every_epoch: bool, 
     config = TrainConfig(
         experiment=SLUG, variant=variant, epochs=cfg["epochs"], batch_size=cfg["batch_size"],
         optimizer=OptimizerConfig(name="sgd", lr=cfg["lr"]), checkpoint_path=checkpoint,
-        checkpoint_every=cfg["checkpoint_every"], device=str(target),
+        checkpoint_every=cfg["checkpoint_every"], device=target,
     )
     measure = spectral_gap_measure(train.x, cfg["gap_batch_size"], every_epoch, SLUG, variant, "gap-order")
     history = train_stacked(models, train.x, train.y, config, measure=measure).history

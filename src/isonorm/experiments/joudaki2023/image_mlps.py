@@ -247,7 +247,7 @@ def train_run_set(cfg: Config, *, item: str, activation: str, data_root: str, da
     config = TrainConfig(
         experiment=SLUG, variant=variant, epochs=int(cfg["num_epochs"]) - 1, batch_size=int(cfg["batch_size"]),
         optimizer=OptimizerConfig(name="sgd", lr=float(cfg["lr"])), measure_at_init=True,
-        checkpoint_path=checkpoint, checkpoint_every=int(cfg["checkpoint_every"]), device=str(target),
+        checkpoint_path=checkpoint, checkpoint_every=int(cfg["checkpoint_every"]), device=target,
     )
     measure = ModuleMeasure(stages, cfg, names, run_ids, variant)
     history = train_stacked(models, x, y, config, measure=measure, run_ids=run_ids).history

@@ -369,7 +369,7 @@ def fine_tune(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[i
     config = TrainConfig(
         experiment="lu2024", variant="table5-lora", epochs=int(cfg["epochs"]),
         batch_size=int(cfg["batch_size"]) * int(cfg["grad_accumulation"]), optimizer=optimizer,
-        measure_at_init=False, checkpoint_path=checkpoint, device=str(device),
+        measure_at_init=False, checkpoint_path=checkpoint, device=device,
     )
     step = LoraStep(model, examples, cfg, optimizer, pad_id, device, seed)
     train_epochs(step, config, run_ids=[seed])

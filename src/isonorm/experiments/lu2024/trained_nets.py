@@ -163,7 +163,7 @@ def _run(cfg: Config, where: str, item: str, factory: Callable[[], nn.Module], o
     config = TrainConfig(
         experiment=SLUG, variant=f"{item}-{dataset}-{job}", epochs=epochs, batch_size=int(cfg["batch_size"]),
         optimizer=optimizer_config(cfg, optimizer, where), measure_at_init=True, checkpoint_path=checkpoint,
-        checkpoint_every=int(cfg["checkpoint_every"]), device=str(target),
+        checkpoint_every=int(cfg["checkpoint_every"]), device=target,
     )
     measure = TrainedNetMeasure(cfg["pii_layers"], (test.x, test.y), int(cfg["test_batch_size"]), test_train_mode,
                                 (train.x, train.y) if train_accuracy else None, epochs)
@@ -172,7 +172,7 @@ def _run(cfg: Config, where: str, item: str, factory: Callable[[], nn.Module], o
         final = {(seed, epochs, layer): layer_matrix(result.models.params, layer)[r]
                  for r, seed in enumerate(seeds) for layer in save_weights}
         write_results(weights_frame({**initial, **final}), weights_path,
-                      config={"item": item, "job": job, "layers": list(save_weights)}, device=str(target))
+                      config={"item": item, "job": job, "layers": list(save_weights)}, device=target)
     settings = config.optimizer
     return tidy_history(result.history).assign(
         item=item, dataset=dataset, optimizer=optimizer, lr=settings.lr, momentum=settings.momentum,

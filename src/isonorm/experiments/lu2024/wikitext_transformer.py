@@ -151,7 +151,7 @@ def table5_transformer(cfg: Config, *, data_root: str, dataset: str, device: str
     config = TrainConfig(
         experiment=SLUG, variant=VARIANT, epochs=int(cfg["epochs"]), batch_size=int(cfg["batch_size"]),
         optimizer=optimizer, measure_at_init=True, checkpoint_path=checkpoint,
-        checkpoint_every=int(cfg["checkpoint_every"]), device=str(target),
+        checkpoint_every=int(cfg["checkpoint_every"]), device=target,
     )
     models = build_models(cfg, corpus.n_tokens)
     history = train_stacked(models, x, y, config, measure=Table5Measure(corpus, cfg), run_ids=seeds).history

@@ -179,7 +179,7 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     config = TrainConfig(
         EXPERIMENT, f"{STACK_SEPARATOR.join(members)}-d{depth}", epochs=max(caps), batch_size=int(cfg["batch_size"]),
         optimizer=OptimizerConfig("sgd", lr=float(cfg["lr"])), checkpoint_path=checkpoint,
-        checkpoint_every=int(cfg["checkpoint_every"]), device=str(device), run_epochs=caps, stop_non_finite=True,
+        checkpoint_every=int(cfg["checkpoint_every"]), device=device, run_epochs=caps, stop_non_finite=True,
     )
     classes = [dataset_spec(name).num_classes for name, _ in runs]
     architecture = model_config(cfg, train_x.shape[-1], max(classes), depth)
