@@ -146,14 +146,19 @@ def grid_total(per_step: dict[int, float], engine: bool) -> float:
     return sum(grid_steps_per_depth(engine) * _at_grid_depth(per_step, depth) for depth in GRID_DEPTHS)
 
 
-def main() -> None:
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (``argv``, default ``sys.argv[1:]``); benchmarks/gpu_acceptance.py --dry-run checks its own."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--depths", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--no-graph", action="store_true", help="eager engine even on CUDA")
     parser.add_argument("--out", default="benchmarks/results")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_arguments()
     device = resolve_device(args.device)
     torch.set_grad_enabled(True)
     eager, engine, eager_ops, engine_ops = {}, {}, {}, {}

@@ -139,7 +139,8 @@ def timed(function, device, *args) -> tuple[float, float]:
     return time.perf_counter() - started, result
 
 
-def main() -> None:
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (``argv``, default ``sys.argv[1:]``); benchmarks/gpu_acceptance.py --dry-run checks its own."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
     parser.add_argument("--n-samples", type=int, default=None, help="default 50000 on GPU (CIFAR-10), 5000 on CPU")
@@ -147,7 +148,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--width", type=int, default=800, help="B-Fig4a: width 800")
     parser.add_argument("--depth", type=int, default=20, help="Linear layers; B-Fig4b: 20")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_arguments()
     device = resolve_device(args.device)
     if args.n_samples is None:
         args.n_samples = 50_000 if device.type == "cuda" else 5_000

@@ -1,0 +1,174 @@
+"""Everything that needs a GPU, in one command, with its figures written under benchmarks/results/.
+
+    python benchmarks/gpu_acceptance.py             # on a CUDA machine: about half an hour on an H100
+    python benchmarks/gpu_acceptance.py --dry-run   # any machine: checks that every step would start
+
+Steps, in order (``--steps`` picks some):
+
+- ``tests``: the GPU-marked tests (``pytest -m gpu``: the CUDA-graph training step, stacked CUDA training,
+  CUDA metrics and inits against the CPU);
+- ``meterez``: ``benchmarks/meterez_engine.py`` on CUDA (the meterez2024 grid's step against an eager loop);
+- ``train_engine``: ``benchmarks/train_engine.py`` on CUDA (the stacked engine against the notebooks' loop);
+- ``shapes``: the shapes preset on CUDA (docs/cost.md): every data, checkpoint and GPU job of the paper run at
+  paper sizes for a few steps, and its cost table, copied to ``benchmarks/results/cost-cuda-<date>.csv``. When
+  some jobs fail, the jobs that ran still give a table, ``shapes-cuda-<date>-partial.csv``, and the summary names
+  the failed ones.
+
+Each step's output goes to ``logs/gpu-acceptance/<step>.log``; a failed step does not stop the next. The summary,
+``benchmarks/results/gpu-acceptance-cuda-<date>.json``, holds the device, driver and torch build, each step's
+command, exit status and wall time, the tests' count line, the engines' ratios and the cost table's GPU hours
+and peak CUDA memory. Exit status 0 only when every step passed. On a machine where torch cannot use a GPU it
+says why (isonorm.runtime's device guard) and exits with 2 before running anything; ``--dry-run`` instead
+checks each step without a GPU: the GPU tests are collected, the benchmark scripts parse their arguments, and
+Snakemake plans the shapes DAG (``-n``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+LOGS = REPO / "logs" / "gpu-acceptance"
+SHAPES_RESULTS = REPO / "results" / "shapes"  # the shapes preset's results root (isonorm.outputs)
+
+PYTHON = sys.executable
+# What each step runs. Sizes: the benchmarks' own GPU settings (benchmarks/README.md); the shapes preset names
+# `device=cuda`, so that a GPU torch cannot use stops its jobs instead of running them on the CPU.
+STEPS = {
+    "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra"],
+    "meterez": [PYTHON, "benchmarks/meterez_engine.py", "--device", "cuda", "--depths", "100", "500", "1000",
+                "--steps", "50"],
+    "train_engine": [PYTHON, "benchmarks/train_engine.py", "--device", "cuda", "--runs", "4", "--epochs", "3"],
+    "shapes": [PYTHON, "-m", "snakemake", "--cores", "all", "--configfile", "presets/shapes.yaml",
+               "--config", "device=cuda"],
+}
+
+
+def _arguments_parse(script: str, argv: list[str]) -> list[str]:
+    """A command that imports a benchmark script and parses ``argv`` with its own parser, running nothing."""
+    # the script's folder first on sys.path, as `python script.py` puts it (its imports of its neighbours)
+    check = (f"import runpy, sys; sys.path.insert(0, {str(Path(script).parent)!r}); "
+             f"runpy.run_path({script!r})['parse_arguments'](sys.argv[1:])")
+    return [PYTHON, "-c", check, *argv]
+
+
+# The same steps without a GPU, each started as far as it goes without one: the GPU tests collected, the
+# benchmarks' imports and arguments, the shapes DAG planned.
+DRY_RUN = {
+    "tests": [*STEPS["tests"], "--collect-only", "-q"],
+    "meterez": _arguments_parse(STEPS["meterez"][1], STEPS["meterez"][2:]),
+    "train_engine": _arguments_parse(STEPS["train_engine"][1], STEPS["train_engine"][2:]),
+    "shapes": [*STEPS["shapes"], "-n", "--quiet", "rules"],
+}
+
+
+def run_step(name: str, command: list[str], log_dir: Path) -> dict:
+    """Run one step from the repository root, its output to ``log_dir/<name>.log``."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log = log_dir / f"{name}.log"
+    shown = log.relative_to(REPO) if log.is_relative_to(REPO) else log
+    print(f"[{name}] {' '.join(command)}  (log: {shown})", flush=True)
+    start = time.perf_counter()
+    with log.open("w") as out:
+        code = subprocess.run(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT).returncode
+    seconds = time.perf_counter() - start
+    print(f"[{name}] {'passed' if code == 0 else f'FAILED (exit {code})'} in {seconds:.0f} s", flush=True)
+    return {"step": name, "command": command, "returncode": code, "seconds": round(seconds, 1), "log": str(log)}
+
+
+def tests_line(log: Path) -> str | None:
+    """pytest's closing count line, e.g. ``6 passed, 900 deselected in 17.13s``."""
+    lines = [line.strip("= ") for line in log.read_text().splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
+    return lines[-1] if lines else None
+
+
+def benchmark_file(pattern: str, date: str) -> dict | None:
+    path = RESULTS / pattern.format(date=date)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def shapes_cost(date: str, started: float) -> dict:
+    """The shapes run's cost table, copied under benchmarks/results/; a partial one when jobs failed."""
+    from isonorm.report.cost import cost_table, read_cost_table, write_cost_table
+
+    complete = SHAPES_RESULTS / "cost.csv"
+    if complete.exists() and complete.stat().st_mtime >= started:
+        target = RESULTS / f"cost-cuda-{date}.csv"
+        shutil.copy2(complete, target)
+        table, missing = read_cost_table(target), []
+    else:  # some jobs failed: the cost records of those that ran this time
+        ran = [path for path in SHAPES_RESULTS.glob("*/*/*.parquet")
+               if path.stat().st_mtime >= started and path.parent.parent.name != "benchmarks"]
+        if not ran:
+            return {"table": None, "jobs": 0}
+        table = cost_table(ran, SHAPES_RESULTS)
+        target = RESULTS / f"shapes-cuda-{date}-partial.csv"
+        write_cost_table(table, target)
+        missing = None  # the failed jobs are named in the shapes log
+    return {
+        "table": str(target.relative_to(REPO)), "jobs": int(len(table)), "failed_jobs": missing,
+        "gpu_hours": round(float(table.projected_hours.sum()), 2),
+        "gpu_hours_by_paper": table.groupby("paper").projected_hours.sum().round(2).to_dict(),
+        "peak_cuda_gb_max": round(float(table.peak_cuda_gb.max()), 2),
+        "jobs_that_do_not_fit": table.loc[~table.fits.astype(bool), "result"].tolist(),
+    }
+
+
+def device_facts() -> dict:
+    import torch
+
+    from isonorm import gpus
+
+    return {"device": torch.cuda.get_device_name(), "driver": gpus.nvidia_driver_version(),
+            "driver_cuda": gpus.driver_cuda_version(), "torch": torch.__version__, "torch_cuda": torch.version.cuda}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", nargs="+", choices=list(STEPS), default=list(STEPS))
+    parser.add_argument("--dry-run", action="store_true", help="check each step without a GPU, run nothing")
+    args = parser.parse_args(argv)
+
+    if args.dry_run:
+        done = [run_step(name, DRY_RUN[name], LOGS / "dry-run") for name in args.steps]
+        return 0 if all(step["returncode"] == 0 for step in done) else 1
+
+    from isonorm.runtime import UnusableGPUError, resolve_device
+
+    try:
+        resolve_device("cuda")
+    except UnusableGPUError as problem:
+        print(f"GPU acceptance needs a GPU that torch can use; none here: {problem}", file=sys.stderr)
+        return 2
+    date = dt.date.today().isoformat()
+    started = time.time()
+    summary = {"benchmark": "gpu_acceptance", "date": date, **device_facts(), "steps": []}
+    for name in args.steps:
+        step = run_step(name, STEPS[name], LOGS)
+        if name == "tests":
+            step["summary"] = tests_line(Path(step["log"]))
+        elif name == "meterez" and (found := benchmark_file("meterez-cuda-{date}.json", date)):
+            step.update({key: found[key] for key in ("eager_s_per_step", "engine_s_per_step", "projected_grid_hours")})
+        elif name == "train_engine" and (found := benchmark_file("cuda-{date}.json", date)):
+            step["ratio_naive_over_engine"] = found["ratio_naive_over_engine"]
+        elif name == "shapes":
+            step["cost"] = shapes_cost(date, started)
+        summary["steps"].append(step)
+        (RESULTS / f"gpu-acceptance-cuda-{date}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    failed = [step["step"] for step in summary["steps"] if step["returncode"] != 0]
+    print(f"wrote benchmarks/results/gpu-acceptance-cuda-{date}.json; "
+          + (f"FAILED: {', '.join(failed)}" if failed else "every step passed"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""The GPU acceptance command (benchmarks/gpu_acceptance.py) on a machine without a GPU: it refuses to run with
+the reason, and its dry run starts every step as far as it goes without one, so the command does not rot between
+the rare sessions that have a GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO, copy_workflow
+
+pytestmark = pytest.mark.integration
+SCRIPT = REPO / "benchmarks" / "gpu_acceptance.py"
+
+
+def acceptance_module():
+    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a machine with a GPU runs the real thing")
+def test_without_a_gpu_it_says_so_and_exits_non_zero(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    done = subprocess.run([sys.executable, "benchmarks/gpu_acceptance.py"], cwd=workdir, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2
+    assert "GPU acceptance needs a GPU that torch can use" in done.stderr
+    assert not list((workdir / "benchmarks" / "results").glob("gpu-acceptance-*.json"))  # nothing recorded
+
+
+def test_the_dry_run_starts_every_step(tmp_path):
+    workdir = copy_workflow(tmp_path)
+    done = subprocess.run([sys.executable, "benchmarks/gpu_acceptance.py", "--dry-run"], cwd=workdir,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    logs = workdir / "logs" / "gpu-acceptance" / "dry-run"
+    collected = (logs / "tests.log").read_text()
+    assert "test_cuda_graph_step_equals_eager_step" in collected  # the GPU tests import and are selected
+    assert "This was a dry-run" in (logs / "shapes.log").read_text()  # the shapes DAG on CUDA is planned
+    assert set(done.stdout.split()) >= {"[tests]", "[meterez]", "[train_engine]", "[shapes]"}
+
+
+def test_a_step_that_would_not_start_fails_the_dry_run(tmp_path, monkeypatch):
+    acceptance = acceptance_module()
+    monkeypatch.setattr(acceptance, "LOGS", tmp_path)
+    bad = acceptance._arguments_parse("benchmarks/train_engine.py", ["--device", "cuda", "--stacks", "4"])
+    monkeypatch.setitem(acceptance.DRY_RUN, "train_engine", bad)  # an option the benchmark does not have
+    assert acceptance.main(["--dry-run", "--steps", "train_engine"]) == 1
+    assert "unrecognized arguments: --stacks" in (tmp_path / "dry-run" / "train_engine.log").read_text()
