@@ -1,7 +1,9 @@
 """The checkpoint stage offline: tiny/local/huggingface sources, markers, Hub errors and corrupt folders.
 
 Hub failures are simulated by replacing ``snapshot_download`` with functions raising huggingface_hub's own
-exception classes; every model here is a tiny random GPT-2 written by the ``tiny`` source.
+exception classes, and the Hub by :class:`FakeHub` (tests/test_checkpoints_cache.py, which also tests the
+Hugging Face cache itself); every model here is a tiny random GPT-2 written by the ``tiny`` source, and every
+test has a Hugging Face cache of its own.
 """
 
 from __future__ import annotations
@@ -32,8 +34,15 @@ from isonorm.checkpoints import (
 )
 from isonorm.checkpoints.validate import check_safetensors
 from isonorm.sources import GatedRepoAccessError, HubNotFoundError, HubUnreachableError
+from test_checkpoints_cache import REAL_SNAPSHOT_DOWNLOAD, FakeHub, hub_cache  # noqa: F401 (a fixture)
 
 SPEC = CHECKPOINTS["gpt2"]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(hub_cache):
+    """No test reads or writes the user's own Hugging Face cache."""
+    return hub_cache
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +71,9 @@ def failing_hub(monkeypatch, error) -> list[int]:
     """Replace snapshot_download by one raising ``error()``; returns the list its attempts are counted in."""
     attempts: list[int] = []
 
-    def snapshot_download(*args, **kwargs):
+    def snapshot_download(**kwargs):
+        if kwargs.get("local_files_only"):  # the look-up in the (empty) cache that precedes any download
+            return REAL_SNAPSHOT_DOWNLOAD(**kwargs)
         attempts.append(1)
         raise error()
 
@@ -146,19 +157,16 @@ def test_local_names_the_missing_files(tmp_path, tiny_dir):
         fetch_checkpoint("gpt2", tmp_path / "root", source="local", path=tmp_path / "nowhere")
 
 
-# ---- huggingface (snapshot_download simulated) ------------------------------------------------------------
+# ---- huggingface (the Hub simulated: FakeHub) ---------------------------------------------------------------
 
-def test_huggingface_downloads_the_pinned_allow_list(tmp_path, tiny_dir, monkeypatch):
-    calls = []
-
-    def fake_snapshot_download(repo_id, *, revision, local_dir, allow_patterns, **kwargs):
-        calls.append({"repo_id": repo_id, "revision": revision, "allow_patterns": allow_patterns})
-        copy_files(tiny_dir, Path(local_dir))
-        return str(local_dir)
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_snapshot_download)
+def test_huggingface_downloads_the_pinned_allow_list_into_the_cache(tmp_path, tiny_dir, hub_cache, monkeypatch):
+    hub = FakeHub(tiny_dir)
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub)
     folder = fetch_checkpoint("gpt2", tmp_path, source="huggingface")
-    assert calls == [{"repo_id": SPEC.repo, "revision": SPEC.revision, "allow_patterns": list(SPEC.files)}]
+    assert hub.calls == [list(SPEC.files)] and hub.asked == {(SPEC.repo, SPEC.revision)}
+    assert files_of(folder) == files_of(tiny_dir)
+    snapshot = hub_cache / "models--openai-community--gpt2" / "snapshots" / SPEC.revision
+    assert all((folder / name).resolve() == (snapshot / name).resolve() for name in SPEC.files)  # links, no copy
     record = checkpoint_record(folder)
     assert (record["source"], record["repo"], record["revision"]) == ("huggingface", SPEC.repo, SPEC.revision)
     with pytest.raises(RuntimeError, match="never overwritten"):  # another revision under the same root
@@ -166,18 +174,10 @@ def test_huggingface_downloads_the_pinned_allow_list(tmp_path, tiny_dir, monkeyp
 
 
 def test_huggingface_retries_a_transient_error(tmp_path, tiny_dir, monkeypatch):
-    attempts = []
-
-    def flaky(repo_id, *, local_dir, **kwargs):
-        attempts.append(1)
-        if len(attempts) < 3:
-            raise httpx2.ConnectError("connection reset")
-        copy_files(tiny_dir, Path(local_dir))
-        return str(local_dir)
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", flaky)
+    hub = FakeHub(tiny_dir, fail=[httpx2.ConnectError("connection reset") for _ in range(2)])
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub)
     fetch_checkpoint("gpt2", tmp_path, source="huggingface", retries=3, backoff_s=0)
-    assert len(attempts) == 3
+    assert len(hub.calls) == 3
 
 
 @pytest.mark.parametrize("error, expected, words", [
@@ -211,13 +211,10 @@ def test_an_unreachable_hub_names_the_offline_ways(tmp_path, monkeypatch, error)
 
 
 def test_a_revision_without_the_needed_files_is_reported(tmp_path, tiny_dir, monkeypatch):
-    def partial(repo_id, *, local_dir, **kwargs):
-        copy_files(tiny_dir, Path(local_dir), skip=("tokenizer.json",))
-        return str(local_dir)
-
-    monkeypatch.setattr("huggingface_hub.snapshot_download", partial)
-    with pytest.raises(MissingCheckpointFilesError, match="has no tokenizer.json"):
-        fetch_checkpoint("gpt2", tmp_path, source="huggingface")
+    hub = FakeHub(copy_files(tiny_dir, tmp_path / "hub", skip=("tokenizer.json",)))
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub)
+    with pytest.raises(MissingCheckpointFilesError, match="has no tokenizer.json in its Hugging Face cache snapshot"):
+        fetch_checkpoint("gpt2", tmp_path / "root", source="huggingface")
 
 
 # ---- corrupt folders ----------------------------------------------------------------------------------------

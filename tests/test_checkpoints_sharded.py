@@ -1,12 +1,12 @@
 """Sharded checkpoints offline: the Table 5 registry entries, the tiny families, shard selection and checks.
 
-The Hub is simulated by replacing ``snapshot_download`` with a function that copies the allow-listed files
-from a tiny stand-in written by the ``tiny`` source (and records what was asked for).
+The Hub is simulated by :class:`FakeHub` (tests/test_checkpoints_cache.py), which copies the allow-listed files
+of a tiny stand-in written by the ``tiny`` source into the test's own Hugging Face cache (and records what was
+asked for).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 import shutil
@@ -23,6 +23,7 @@ from isonorm.checkpoints.shards import check_shards, read_index, select_shards
 from isonorm.checkpoints.streamed import TensorIndex, model_type
 from isonorm.checkpoints.tiny import TINY_FAMILIES, tiny_model_class
 from isonorm.sources import GatedRepoAccessError
+from test_checkpoints_cache import REAL_SNAPSHOT_DOWNLOAD, FakeHub, hub_cache  # noqa: F401 (a fixture)
 
 LAYER_1 = ["model.layers.1.*"]
 
@@ -35,15 +36,15 @@ def tiny_root(tmp_path_factory) -> Path:
     return root
 
 
-def fake_hub(source: Path, calls: list[list[str]]):
-    def snapshot_download(repo_id, *, revision, local_dir, allow_patterns, **kwargs):
-        calls.append(list(allow_patterns))
-        for path in source.iterdir():
-            if path.is_file() and any(fnmatch.fnmatchcase(path.name, p) for p in allow_patterns):
-                shutil.copyfile(path, Path(local_dir) / path.name)
-        return str(local_dir)
+@pytest.fixture(autouse=True)
+def own_cache(hub_cache):
+    """No test reads or writes the user's own Hugging Face cache."""
+    return hub_cache
 
-    return snapshot_download
+
+def hub_refusing_downloads(refuse):
+    """Cache look-ups as usual (the test's cache is empty); a download calls ``refuse(**kwargs)``."""
+    return lambda **kw: REAL_SNAPSHOT_DOWNLOAD(**kw) if kw.get("local_files_only") else refuse(**kw)
 
 
 # ---- registry -----------------------------------------------------------------------------------------------
@@ -93,8 +94,9 @@ def test_tiny_causal_lms_ship_a_tokenizer(tiny_root):
 # ---- huggingface: index first, then only the needed shards -------------------------------------------------
 
 def test_only_the_shards_holding_the_needed_tensors_are_downloaded(tmp_path, tiny_root, monkeypatch):
-    calls: list[list[str]] = []
-    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_hub(tiny_root / "llama", calls))
+    hub = FakeHub(tiny_root / "llama")
+    calls = hub.calls
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub)
     folder = fetch_checkpoint("llama", tmp_path, source="huggingface", tensors=LAYER_1)
     weight_map = read_index(tiny_root / "llama")
     needed = sorted({s for n, s in weight_map.items() if n.startswith("model.layers.1.")})
@@ -114,8 +116,9 @@ def test_only_the_shards_holding_the_needed_tensors_are_downloaded(tmp_path, tin
 
 
 def test_without_tensors_every_shard_is_fetched(tmp_path, tiny_root, monkeypatch):
-    calls: list[list[str]] = []
-    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_hub(tiny_root / "qwen", calls))
+    hub = FakeHub(tiny_root / "qwen")
+    calls = hub.calls
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub)
     folder = fetch_checkpoint("qwen", tmp_path, source="huggingface")
     assert sorted(checkpoint_record(folder)["shards"]) == sorted(set(read_index(folder).values()))
     assert "qwen.tiktoken" in calls[1] and "*.py" in calls[1]  # the LoRA part's model build needs them
@@ -123,7 +126,7 @@ def test_without_tensors_every_shard_is_fetched(tmp_path, tiny_root, monkeypatch
 
 
 def test_patterns_that_match_nothing_are_named(tmp_path, tiny_root, monkeypatch):
-    monkeypatch.setattr("huggingface_hub.snapshot_download", fake_hub(tiny_root / "llama", []))
+    monkeypatch.setattr("huggingface_hub.snapshot_download", FakeHub(tiny_root / "llama"))
     with pytest.raises(ValueError, match="no tensor of the checkpoint matches"):
         fetch_checkpoint("llama", tmp_path, source="huggingface", tensors=["transformer.h.8.*"])
     with pytest.raises(ValueError, match="sharded"):
@@ -134,7 +137,8 @@ def test_patterns_that_match_nothing_are_named(tmp_path, tiny_root, monkeypatch)
 
 def test_a_gated_repository_without_token_names_the_licence_page(tmp_path, monkeypatch):
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
-    monkeypatch.setattr("huggingface_hub.snapshot_download", lambda **kw: pytest.fail("no download without token"))
+    monkeypatch.setattr("huggingface_hub.snapshot_download",
+                        hub_refusing_downloads(lambda **kw: pytest.fail("no download without token")))
     with pytest.raises(GatedRepoAccessError) as err:
         fetch_checkpoint("llama2", tmp_path, source="huggingface", tensors=["model.layers.8.*"])
     assert "https://huggingface.co/meta-llama/Llama-2-7b-hf" in str(err.value) and "HF_TOKEN" in str(err.value)
@@ -147,7 +151,7 @@ def test_a_refused_token_names_the_licence_page(tmp_path, monkeypatch):
     def refuse(**kwargs):
         raise GatedRepoError("simulated", response=response)
 
-    monkeypatch.setattr("huggingface_hub.snapshot_download", refuse)
+    monkeypatch.setattr("huggingface_hub.snapshot_download", hub_refusing_downloads(refuse))
     with pytest.raises(GatedRepoAccessError, match="https://huggingface.co/meta-llama/Llama-2-7b-hf"):
         fetch_checkpoint("llama2", tmp_path, source="huggingface")
 

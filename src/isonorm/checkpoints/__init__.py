@@ -3,9 +3,10 @@
 ``fetch_checkpoint`` (run by the fetch_checkpoint rule; the ``CHECKPOINT`` kind of :func:`isonorm.sources.fetch`)
 leaves ``<root>/<name>/`` with the model's files (config.json, model.safetensors, tokenizer files) and a
 ``.ready`` marker; ``load_checkpoint_model`` / ``load_checkpoint_tokenizer`` check that folder and load it with
-``transformers``. Sources: ``huggingface`` (pinned revision, allow-listed files), ``local`` (a pre-staged
-folder), ``tiny`` (a small random model of the same class, for the offline quick preset), ``random`` (random
-weights at the real sizes, names and dtypes, for the shapes preset). Hub errors are those of :mod:`isonorm.sources`.
+``transformers``. Sources: ``huggingface`` (pinned revision, allow-listed files, kept in the user's Hugging
+Face cache and linked into the folder: :mod:`.cache`), ``local`` (a pre-staged folder), ``tiny`` (a small
+random model of the same class, for the offline quick preset), ``random`` (random weights at the real sizes,
+names and dtypes, for the shapes preset). Hub errors are those of :mod:`isonorm.sources`.
 """
 
 from .errors import CheckpointError, CorruptCheckpointError, MissingCheckpointFilesError

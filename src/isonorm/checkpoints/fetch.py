@@ -2,7 +2,9 @@
 
 Sources (architecture §4), chosen per checkpoint in the config (``checkpoints: models: <name>: {source: ...}``):
 
-- ``huggingface``: ``huggingface_hub.snapshot_download`` of the allow-listed files at the pinned revision;
+- ``huggingface``: the allow-listed files at the pinned revision, in the user's Hugging Face cache
+  (``HF_HUB_CACHE`` / ``HF_HOME``): used from there when cached, else downloaded there by
+  ``huggingface_hub.snapshot_download``; the folder holds links to them (:mod:`.cache`);
 - ``local``: a pre-staged folder with the same files (for air-gapped clusters);
 - ``tiny``: a small random model of the same class, written locally (the quick preset; :mod:`.tiny`);
 - ``random``: random weights at the real checkpoint's sizes, names and dtype (the shapes preset measures
@@ -23,8 +25,9 @@ from typing import Any
 
 from ..data.texts import shipped_texts  # the tiny tokenizers learn from the texts that ship with the project
 from ..sources import (
-    TOKEN_HELP, Build, GatedRepoAccessError, SourceKind, call_hub, fetch, link_or_copy, staged_folder,
+    TOKEN_HELP, Build, GatedRepoAccessError, SourceKind, cached_snapshot, fetch, link_or_copy, staged_folder,
 )
+from .cache import link_into
 from .errors import CorruptCheckpointError, MissingCheckpointFilesError
 from .full_size import full_sizes
 from .random_weights import write_random
@@ -118,34 +121,40 @@ def _check_token(spec: CheckpointSpec) -> None:
 
 
 def _download(build: Build) -> dict[str, Any]:
-    """Download the allow-listed files (for a sharded checkpoint: the index first, then the needed shards)."""
-    from huggingface_hub import snapshot_download  # deferred: slow to import, only this source needs it
-
+    """The allow-listed files from the Hugging Face cache, downloading into it only what it lacks (for a sharded
+    checkpoint: the index first, then the needed shards), linked into the folder (:mod:`.cache`)."""
     spec, folder, tensors = build.entry, build.folder, build.options["tensors"]
-    _check_token(spec)
 
-    def snapshot(patterns: list[str]) -> None:
-        call_hub(
-            lambda: snapshot_download(
-                repo_id=spec.repo, revision=spec.revision, local_dir=folder, allow_patterns=patterns
-            ),
-            what=f"checkpoint {spec.name}", repo=spec.repo, revision=spec.revision, retries=build.retries,
+    def snapshot(patterns: list[str], required: list[str]) -> Path:
+        return cached_snapshot(
+            spec.repo, spec.revision, patterns, required, what=f"checkpoint {spec.name}", retries=build.retries,
             backoff_s=build.backoff_s, offline_sources=OFFLINE_SOURCES,
+            before_download=partial(_check_token, spec),  # a gated model already in the cache needs no token
         )
 
     shards: list[str] = []
     if spec.sharded:
-        snapshot(list(spec.files))  # config.json + the index: a few kB
-        if (folder / INDEX).is_file():
-            shards = select_shards(read_index(folder), tensors, what=f"checkpoint {spec.name}")
-    snapshot([*spec.files, *shards, *spec.optional_files])
-    missing = spec.missing_files(folder)
+        index_snapshot = snapshot(list(spec.files), list(spec.files))  # config.json + the index: a few kB
+        if (index_snapshot / INDEX).is_file():
+            shards = select_shards(read_index(index_snapshot), tensors, what=f"checkpoint {spec.name}")
+    needed = [*spec.files, *shards]
+    cached = snapshot([*needed, *spec.optional_files], needed)
+    missing = [name for name in needed if not (cached / name).is_file()]
     if missing:
         raise MissingCheckpointFilesError(
-            f"{spec.repo} at revision {spec.revision} has no {', '.join(missing)}; the checkpoint needs "
-            f"{', '.join(spec.files)}. Pin a revision that has them (see {spec.url}/tree/main)."
+            f"{spec.repo} at revision {spec.revision} has no {', '.join(missing)} in its Hugging Face cache snapshot "
+            f"{cached}: either the revision lacks them (the checkpoint needs {', '.join(spec.files)}; pin a revision "
+            f"that has them, see {spec.url}/tree/main), or this machine could not reach the Hub to download them "
+            f"(fill the cache on a machine with internet: `hf download {spec.repo} {' '.join(missing)} --revision "
+            f"{spec.revision}`)."
         )
-    return {"shards": shards}
+    linked = [*needed, *_optional_present(spec, cached)]
+    for leftover in folder.iterdir():  # what a killed fetch left: the marker would otherwise list it
+        if leftover.name not in linked and not leftover.name.startswith(".") and not leftover.is_dir():
+            leftover.unlink()
+    for name in linked:
+        link_into(cached / name, folder / name)
+    return {"shards": shards, "snapshot": str(cached)}
 
 
 def _optional_present(spec: CheckpointSpec, folder: Path) -> list[str]:

@@ -1,9 +1,11 @@
 """Loading a fetched checkpoint folder for an experiment, with clear errors instead of library tracebacks.
 
 The folder must carry the ``.ready`` marker of :func:`~isonorm.checkpoints.fetch_checkpoint`; its files are
-re-checked against the sizes recorded there (:mod:`.validate`) before ``transformers`` reads them, and a
-model whose weights do not cover every parameter is refused (a wrong or partial checkpoint would otherwise
-run silently with random weights). ``transformers`` is imported by the loaders only: it is slow to import.
+re-checked against the sizes recorded there (:mod:`.validate`), those of a `huggingface` checkpoint also
+against the pinned revision's Hugging Face cache snapshot they link to (:mod:`.cache`), before
+``transformers`` reads them, and a model whose weights do not cover every parameter is refused (a wrong or
+partial checkpoint would otherwise run silently with random weights). ``transformers`` is imported by the
+loaders only: it is slow to import.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import torch
 
 from ..runtime import resolve_device
+from .cache import check_links
 from .errors import CheckpointError, CorruptCheckpointError
 from .fetch import CHECKPOINT
 from .validate import check_files, refetch_hint
@@ -26,6 +29,8 @@ def checkpoint_record(folder: str | Path) -> dict[str, Any]:
     files = record.get("files")
     if not isinstance(files, dict) or not files or "model_class" not in record:
         raise CheckpointError(f"{folder}/.ready does not describe a checkpoint. {refetch_hint(folder)}")
+    if record.get("snapshot"):  # links into the Hugging Face cache (a folder fetched before that has none)
+        check_links(folder, record)
     check_files(folder, list(files), sizes=files)
     return record
 

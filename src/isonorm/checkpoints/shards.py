@@ -29,11 +29,11 @@ def read_index(folder: str | Path) -> dict[str, str]:
         weight_map = json.loads(path.read_text(encoding="utf-8"))["weight_map"]
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CorruptCheckpointError(f"{path} is not a safetensors index with a weight_map ({err}). "
-                                     + refetch_hint(Path(folder))) from err
+                                     + refetch_hint(Path(folder), path)) from err
     bad = [f for f in set(weight_map.values()) if not isinstance(f, str) or "/" in f or not f.endswith(".safetensors")]
     if not isinstance(weight_map, dict) or not weight_map or bad:
         raise CorruptCheckpointError(f"{path} has an empty or garbled weight_map (shards {bad[:3]}). "
-                                     + refetch_hint(Path(folder)))
+                                     + refetch_hint(Path(folder), path))
     return dict(weight_map)
 
 
@@ -78,5 +78,5 @@ def check_shards(folder: str | Path, shards: Sequence[str], weight_map: dict[str
         if absent:
             raise CorruptCheckpointError(
                 f"{folder / shard} lacks {len(absent)} tensor(s) that {INDEX} places in it (e.g. {absent[:3]}): "
-                "the index and the shard come from different revisions. " + refetch_hint(folder)
+                "the index and the shard come from different revisions. " + refetch_hint(folder, folder / shard)
             )

@@ -72,7 +72,7 @@ class TensorIndex:
                 tensor = handle.get_tensor(full)
         except (SafetensorError, OSError, ValueError, RuntimeError) as err:  # SafetensorError is no OSError
             raise CorruptCheckpointError(f"{path} is damaged: cannot read {full} ({err}). "
-                                         + refetch_hint(self.folder)) from err
+                                         + refetch_hint(self.folder, path)) from err
         return tensor.to(device=device, dtype=dtype)
 
 

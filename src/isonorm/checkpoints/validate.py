@@ -13,14 +13,16 @@ import struct
 from pathlib import Path
 
 from ..sources import refetch_hint as sources_refetch_hint
+from .cache import cache_hint
 from .errors import CorruptCheckpointError, MissingCheckpointFilesError
 
 JSON_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.json", "model.safetensors.index.json")
 
 
-def refetch_hint(folder: Path) -> str:
-    """Delete the folder and run snakemake again (for a `local` checkpoint: re-stage its copy first)."""
-    return sources_refetch_hint(folder, "checkpoint")
+def refetch_hint(folder: Path, path: Path | None = None) -> str:
+    """Delete the folder and run snakemake again (for a `local` checkpoint: re-stage its copy first; for one
+    linked into the Hugging Face cache: remove the damaged file ``path`` there first, :func:`.cache.cache_hint`)."""
+    return cache_hint(folder, path) or sources_refetch_hint(folder, "checkpoint")
 
 
 def check_safetensors(path: Path) -> int:
@@ -38,21 +40,21 @@ def check_safetensors(path: Path) -> int:
             header = json.loads(stream.read(header_len))
     except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise CorruptCheckpointError(
-            f"{path} is not a readable safetensors file ({err}). {refetch_hint(folder)}"
+            f"{path} is not a readable safetensors file ({err}). {refetch_hint(folder, path)}"
         ) from err
     tensors = {k: v for k, v in header.items() if k != "__metadata__"}
     try:
         data_end = max((int(v["data_offsets"][1]) for v in tensors.values()), default=0)
     except (KeyError, TypeError, ValueError, IndexError) as err:
         raise CorruptCheckpointError(
-            f"{path} has a garbled safetensors header ({err}). {refetch_hint(folder)}"
+            f"{path} has a garbled safetensors header ({err}). {refetch_hint(folder, path)}"
         ) from err
     expected = 8 + header_len + data_end
     if expected != size:
         state = "truncated" if size < expected else "longer than its header says"
         raise CorruptCheckpointError(
             f"{path} is {state}: {size} bytes on disk, {expected} expected from its header "
-            f"(an interrupted download or copy). {refetch_hint(folder)}"
+            f"(an interrupted download or copy). {refetch_hint(folder, path)}"
         )
     return len(tensors)
 
@@ -64,14 +66,14 @@ def check_files(folder: Path, files: list[str] | tuple[str, ...], sizes: dict[st
     if missing:
         raise MissingCheckpointFilesError(
             f"checkpoint folder {folder} lacks {len(missing)} file(s): {', '.join(missing)} "
-            f"(needed: {', '.join(files)}). {refetch_hint(folder)}"
+            f"(needed: {', '.join(files)}). {refetch_hint(folder, folder / missing[0])}"
         )
     for name, size in (sizes or {}).items():
         actual = (folder / name).stat().st_size
         if actual != size:
             raise CorruptCheckpointError(
                 f"{folder / name} has {actual} bytes but had {size} when it was fetched (changed or truncated since). "
-                f"{refetch_hint(folder)}"
+                f"{refetch_hint(folder, folder / name)}"
             )
     for name in files:
         path = folder / name
@@ -79,8 +81,8 @@ def check_files(folder: Path, files: list[str] | tuple[str, ...], sizes: dict[st
             try:
                 json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as err:
-                raise CorruptCheckpointError(f"{path} is not valid JSON ({err}). {refetch_hint(folder)}") from err
+                raise CorruptCheckpointError(f"{path} is not valid JSON ({err}). {refetch_hint(folder, path)}") from err
         elif name.endswith(".safetensors"):
             check_safetensors(path)
         elif path.stat().st_size == 0:
-            raise CorruptCheckpointError(f"{path} is empty. {refetch_hint(folder)}")
+            raise CorruptCheckpointError(f"{path} is empty. {refetch_hint(folder, path)}")

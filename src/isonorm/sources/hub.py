@@ -1,8 +1,11 @@
 """Calls to the Hugging Face Hub with retries, and its errors translated into ones that say what to do.
 
 Every Hub download of the pipeline goes through :func:`call_hub`: one file of a dataset or model repository
-(:func:`download_file`: texts, corpora, instruction sets) or a checkpoint's snapshot
-(``isonorm.checkpoints.fetch``). Retries follow the data sets' torchvision download
+(:func:`download_file`: texts, corpora, instruction sets) or a checkpoint's snapshot (:func:`cached_snapshot`,
+for ``isonorm.checkpoints.fetch``). A snapshot lives in the user's Hugging Face cache, not in the project:
+``snapshot_download`` without ``local_dir`` uses the folder ``huggingface_hub`` takes from ``HF_HUB_CACHE``
+(else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``), so a model already there is not downloaded again,
+and the cache is looked at first, with no network call at all. Retries follow the data sets' torchvision download
 (``isonorm.data.download``): ``retries`` more attempts after the first, waits doubling from ``backoff_s``
 (1, 2, 4 s by default), so that a transient error passes and an offline machine fails within seconds. Only
 transient causes are retried (no connection, time-outs, HTTP 429 and 5xx); a missing repository, revision
@@ -15,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Callable, Literal, TypeVar
+from typing import Callable, Literal, Sequence, TypeVar
 
 from .errors import QUICK_PRESET_COMMAND, GatedRepoAccessError, HubError, HubNotFoundError, HubUnreachableError
 
@@ -157,3 +160,122 @@ def download_file(
         what=what, repo=repo, revision=revision, repo_type=repo_type, retries=retries, backoff_s=backoff_s,
         offline_sources=offline_sources,
     ))
+
+
+def hub_cache() -> Path:
+    """The Hugging Face cache of this process: ``HF_HUB_CACHE``, else ``HF_HOME/hub``, else
+    ``~/.cache/huggingface/hub`` (``huggingface_hub.constants``, read from the environment when it is imported)."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE).expanduser().resolve()  # resolved, as snapshot_download resolves it
+
+
+def repo_cache_folder(repo: str) -> Path:
+    """``<cache>/models--<org>--<name>``: the cache's folder of every revision of the model repository ``repo``."""
+    from huggingface_hub.file_download import repo_folder_name
+
+    return hub_cache() / repo_folder_name(repo_id=repo, repo_type="model")
+
+
+def _missing(snapshot: Path, required: Sequence[str]) -> list[str]:
+    return [name for name in required if not (snapshot / name).is_file()]
+
+
+def _from_cache(repo: str, revision: str, patterns: list[str]) -> tuple[Path | None, bool]:
+    """(the cached snapshot of ``repo`` at commit ``revision`` or None, whether it is complete), found without any
+    network call. Incomplete: huggingface_hub's cached file listing of the commit names a file matching
+    ``patterns`` that the snapshot lacks; without such a listing a snapshot counts as complete."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import IncompleteSnapshotError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id=repo, revision=revision, allow_patterns=patterns,
+                                      local_files_only=True)), True
+    except IncompleteSnapshotError as err:  # a LocalEntryNotFoundError, with the snapshot's path
+        return Path(err.snapshot_path), False
+    except LocalEntryNotFoundError:
+        return None, False
+
+
+def _cache_state(repo: str, revision: str, required: Sequence[str]) -> str:
+    """What the cache holds of ``repo``: said when the snapshot of ``revision`` could not be completed."""
+    snapshots = repo_cache_folder(repo) / "snapshots"
+    held = sorted(p.name for p in snapshots.iterdir() if p.is_dir()) if snapshots.is_dir() else []
+    if revision in held:
+        lacking = _missing(snapshots / revision, required)
+        return (f"The Hugging Face cache holds {repo} at {revision} ({snapshots / revision}), but without "
+                f"{', '.join(lacking) or 'some of the files asked for'}.")
+    if held:
+        return (f"The Hugging Face cache {hub_cache()} holds {repo} only at revision(s) {', '.join(held)}, not at the "
+                f"pinned {revision}: a snapshot of another revision is never used in its place (pin that revision "
+                "in the config if it is the one you mean).")
+    return f"The Hugging Face cache {hub_cache()} holds no snapshot of {repo}."
+
+
+def _fill_cache(repo: str, revision: str, required: Sequence[str]) -> str:
+    return (f"fill the Hugging Face cache on a machine with internet (`hf download {repo} {' '.join(required)} "
+            f"--revision {revision}`, which honours HF_HUB_CACHE and HF_HOME) and make it this machine's cache, or "
+            f"copy its {repo_cache_folder(repo).name} folder into {hub_cache()} (docs/data.md, 'Pre-staging for "
+            "offline machines').")
+
+
+def cached_snapshot(
+    repo: str,
+    revision: str,
+    patterns: list[str],
+    required: Sequence[str],
+    *,
+    what: str,
+    retries: int,
+    backoff_s: float,
+    offline_sources: str,
+    before_download: Callable[[], None] | None = None,
+) -> Path:
+    """The snapshot ``<cache>/models--<org>--<name>/snapshots/<revision>`` of a model repository, holding the
+    files that match ``patterns``; ``revision`` is a full commit sha, the snapshot's own name, so a snapshot of
+    another revision can never pass for it (a branch name would be resolved through the cache's ``refs/``).
+
+    The cache is looked at first, with no network call: a snapshot of this commit that holds every ``required``
+    file is used as it is (with the optional files it has, unless huggingface_hub's cached listing of the commit
+    shows some missing). Otherwise ``before_download()`` runs (a token check, say), then ``snapshot_download``
+    fetches what the cache lacks into it, retried and translated by :func:`call_hub`; if that fails, a cached
+    snapshot that lacks only optional files is used after all. When the Hub is unreachable huggingface_hub falls
+    back to the cached snapshot itself, so the result may still lack ``required`` files (HF_HUB_OFFLINE set: an
+    error here; else the caller names them, as it does files the revision lacks).
+    """
+    if len(revision) != 40 or any(c not in "0123456789abcdef" for c in revision):
+        raise ValueError(f"{what}: revision {revision!r} of {repo} is not a full commit sha (40 hex digits); pin one "
+                         f"from https://huggingface.co/{repo}/commits: a branch or tag name would let the cached "
+                         "snapshot, and the weights, change under a result")
+    cached, complete = _from_cache(repo, revision, patterns)
+    usable = cached if cached is not None and not _missing(cached, required) else None
+    if usable is not None and complete:
+        log.info("%s: %s@%s found in the Hugging Face cache (%s); nothing downloaded", what, repo, revision, usable)
+        return usable
+    from huggingface_hub import snapshot_download
+
+    try:
+        if before_download is not None:
+            before_download()
+        snapshot = Path(call_hub(
+            lambda: snapshot_download(repo_id=repo, revision=revision, allow_patterns=patterns),
+            what=what, repo=repo, revision=revision, retries=retries, backoff_s=backoff_s,
+            offline_sources=offline_sources,
+        ))
+    except (HubUnreachableError, GatedRepoAccessError) as err:
+        if usable is not None:
+            log.warning("%s: %s; using the cached snapshot %s, which holds every file needed but lacks optional "
+                        "files of the revision (tokenizer or code files)", what, str(err).splitlines()[0], usable)
+            return usable
+        if isinstance(err, HubUnreachableError):
+            raise HubUnreachableError(f"{what}: {_cache_state(repo, revision, required)}\n{err}\n  3. or "
+                                      + _fill_cache(repo, revision, required)) from err
+        raise
+    if _offline_mode() and _missing(snapshot, required):  # huggingface_hub fell back to the incomplete snapshot
+        raise HubUnreachableError(f"{what}: HF_HUB_OFFLINE is set, so nothing can be downloaded. "
+                                  f"{_cache_state(repo, revision, required)} Unset HF_HUB_OFFLINE to download them, "
+                                  f"or {_fill_cache(repo, revision, required)}")
+    if snapshot.name != revision:  # snapshot_download names the folder after the commit it resolved
+        raise HubError(f"{what}: the Hugging Face cache gave {snapshot} for {repo} at the pinned revision {revision}, "
+                       f"another commit's snapshot. Remove it (`hf cache rm {snapshot.name}`) and run again.")
+    return snapshot
