@@ -3,14 +3,18 @@
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs;
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
+#   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
+#                 (isonorm.resources: a cost table's row where it has the job's, else the defaults)
 #   report        register_results(), called by each rules/<slug>.smk; paper_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
+from isonorm.resources import JobSizes
 
 PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (architecture §2)
 DATA_ROOT = config["data"]["root"]
@@ -103,6 +107,36 @@ def training_gpus(wildcards):
     a local run whose jobs run on the CPU, where that pool would only make them wait for each other. Asked when
     the jobs are made, once the executor is known (isonorm.gpus)."""
     return job_gpus(config["device"], local=workflow.local_exec)
+
+
+# --- job sizes (docs/cluster.md, "Job sizes"). Each entry of rules/*.smk declares `threads: <KIND>.threads`
+# and `resources: mem_mb=<KIND>.mem_mb, runtime=<KIND>.runtime, cpus_per_task=<KIND>.cpus_per_task` ----------
+
+# The config's `resources` section picks the cost table; every Snakemake process (a cluster job's included) reads
+# the same one, so a job's threads and resources are the same wherever they are evaluated.
+JOB_SIZES = JobSizes.from_settings(config["resources"], config["preset"])
+if workflow.is_main_process:
+    JOB_SIZES.announce()
+
+
+def job_size(kind):
+    """The `threads` and `resources` callables for the kind (a key of isonorm.resources.DEFAULTS), which Snakemake
+    evaluates per job with its rule name, wildcards and attempt (1, then 2, … when `retries` resubmits it)."""
+
+    def size(wildcards, rulename, attempt=1):
+        return JOB_SIZES.size(rulename, kind, wildcards, attempt)
+
+    return SimpleNamespace(
+        threads=lambda wildcards, rulename: size(wildcards, rulename).threads,
+        mem_mb=lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).mem_mb,
+        runtime=lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).runtime,
+        # sbatch --cpus-per-task from the threads Snakemake settled on (after --set-threads, --max-threads and the
+        # `cores` cap), so that the CPUs SLURM grants and the threads the job runs never disagree
+        cpus_per_task=lambda wildcards, threads: threads,
+    )
+
+
+LOCAL, SIMULATION, AT_INIT, TRAINING = (job_size(kind) for kind in ("local", "simulation", "at_init", "training"))
 
 
 # --- what each paper produces: every rules/<slug>.smk registers its {result key: [files]} ----------------

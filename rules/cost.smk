@@ -19,6 +19,11 @@ rule cost_table:
     params:
         results=lambda wc, output: Path(output.table).parent,  # <RESULTS>: result paths are relative to it
         preset=config["preset"],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:

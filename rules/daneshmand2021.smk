@@ -49,6 +49,11 @@ rule daneshmand2021_fig1:
         results("daneshmand2021", "fig1", "chains.parquet"),
     params:
         run=experiment(f"{D21_LIB}.simulations:warmup_cosine", D21["fig1"]),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -64,6 +69,11 @@ rule daneshmand2021_fig2a:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -79,6 +89,11 @@ rule daneshmand2021_fig2b:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -98,6 +113,11 @@ rule daneshmand2021_fig3:
             # batch_offset only picks the jobs (decision B15): changing it reruns no existing job
             {**{k: v for k, v in D21["fig3"].items() if k != "batch_offset"}, "batch_sizes": [int(wc.n)]},
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -115,6 +135,11 @@ rule daneshmand2021_appfigg:
         run=lambda wc: experiment(
             f"{D21_LIB}.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -141,7 +166,11 @@ rule daneshmand2021_depth_training:
             depth=int(wc.depth),
             **training_kwargs(D21["depth_training"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -164,7 +193,11 @@ rule daneshmand2021_fig4b:
             D21["fig4b"],
             **training_kwargs(D21["fig4b"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -189,6 +222,11 @@ rule daneshmand2021_appfig6:
             arch=wc.arch,
             **data_kwargs(D21["appfig6"]["dataset"]),
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -212,7 +250,11 @@ rule daneshmand2021_appfig7:
             extra_layers=int(wc.extra),
             **training_kwargs(D21["appfig7"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"

@@ -17,6 +17,11 @@ rule fetch_data:
         entry=lambda wc: data_entry(wc.name)[1],
         root=lambda wc, output: Path(output[0]).parent.parent,
         retries=config["data"]["download_retries"],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -36,6 +41,11 @@ rule fetch_checkpoint:
         entry=lambda wc: config["checkpoints"]["models"][wc.model],
         root=lambda wc, output: Path(output[0]).parent.parent,
         retries=config["checkpoints"]["download_retries"],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:

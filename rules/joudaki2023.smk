@@ -49,6 +49,11 @@ rule joudaki2023_strengths:
         run=lambda wc: experiment(
             f"{J23_LIB}.strengths:isometry_strengths", item_settings(J23, "strengths", wc.item)
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -71,6 +76,11 @@ rule joudaki2023_simulation:
             item=wc.simulation,
             device=config["device"],
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -96,6 +106,11 @@ rule joudaki2023_simulation_reading:
             reading=wc.reading,
             device=config["device"],
         ),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -119,6 +134,11 @@ rule joudaki2023_fig3:
         run=experiment(
             f"{J23_LIB}.image_mlps:fig3", item_settings(J23, "image_mlp", "fig3"), **data_kwargs(J23["fig3"]["dataset"])
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -141,6 +161,11 @@ rule joudaki2023_figb4:
         run=lambda wc: experiment(
             f"{J23_LIB}.image_mlps:figb4", item_settings(J23, "image_mlp", "figb4"), **data_kwargs(wc.dataset)
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -167,7 +192,11 @@ rule joudaki2023_train_runs:
             item=wc.runs,
             **training_kwargs(J23[wc.runs]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -194,6 +223,11 @@ rule joudaki2023_figb5:
             texts=str(Path(input[1]).parent),
             device=config["device"],
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -48,6 +48,11 @@ rule lu2024_fig1:
         results("lu2024", "fig1", "init_weights.parquet"),
     params:
         run=experiment(f"{L24_LIB}.trained_nets:fig1", item_settings(L24, "fnn", "fig1")),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -71,7 +76,11 @@ rule lu2024_table1:
             f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "table1"), item="table1", optimizer=wc.optimizer,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -100,7 +109,11 @@ rule lu2024_table3:
             variant=wc.variant, activation=wc.activation, weights_path=output.weights,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -127,7 +140,11 @@ rule lu2024_apptable4:
             activation=L24["apptable4"]["activation"],
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -153,7 +170,11 @@ rule lu2024_simple_cnn:
             f"{L24_LIB}.trained_nets:simple_cnn", item_settings(L24, "simple_cnn", wc.item), item=wc.item,
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -181,7 +202,11 @@ rule lu2024_resnet18:
             variant=wc.variant, optimizer=wc.optimizer,
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -205,7 +230,11 @@ rule lu2024_table5_transformer:
             L24["table5_transformer"],
             **training_kwargs(L24["table5_transformer"]["corpus"], output[0] + ".ckpt"),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"
@@ -230,6 +259,11 @@ rule lu2024_table5_checkpoints:
             f"{L24_LIB}.checkpoint_pii:table5_checkpoints", L24["table5"][wc.part],
             checkpoint_root=CHECKPOINT_ROOT, device=config["device"],
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -255,7 +289,11 @@ rule lu2024_table5_lora:
             instructions=str(Path(input[1]).parent),
             device=config["device"],
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"

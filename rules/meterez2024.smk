@@ -38,6 +38,11 @@ rule meterez2024_fig1:
         results("meterez2024", "fig1", "synthetic.parquet"),
     params:
         run=experiment(f"{M24_LIB}.at_init:fig1", M24["fig1"], device=config["device"]),
+    threads: SIMULATION.threads
+    resources:
+        mem_mb=SIMULATION.mem_mb,
+        runtime=SIMULATION.runtime,
+        cpus_per_task=SIMULATION.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -64,6 +69,11 @@ rule meterez2024_at_init:
             item=wc.item,
             **data_kwargs(M24["at_init"]["dataset"]),
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -86,6 +96,11 @@ rule meterez2024_tabled1:
         run=lambda wc: experiment(
             f"{M24_LIB}.input_rank:tabled1", M24["tabled1"], **data_kwargs(wc.dataset)
         ),
+    threads: AT_INIT.threads
+    resources:
+        mem_mb=AT_INIT.mem_mb,
+        runtime=AT_INIT.runtime,
+        cpus_per_task=AT_INIT.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -113,7 +128,11 @@ rule meterez2024_training:
             **training_kwargs(wc.stack, results("meterez2024", "training", f"{wc.stack}-d{wc.depth}.ckpt")),
             depth=int(wc.depth),
         ),
+    threads: TRAINING.threads
     resources:
+        mem_mb=TRAINING.mem_mb,
+        runtime=TRAINING.runtime,
+        cpus_per_task=TRAINING.cpus_per_task,
         gpu=training_gpus,
     conda:
         "../envs/pipeline.yaml"

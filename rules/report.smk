@@ -16,6 +16,11 @@ rule paper_claims:
         f"{RESULTS}/{{slug}}/claims.parquet",
     params:
         results=lambda wc: PAPER_RESULTS[wc.slug],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -42,6 +47,11 @@ rule paper_notebook:
         executed=f"{RESULTS}/{{slug}}/notebook.ipynb",
     params:
         preset=config["preset"],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -59,6 +69,11 @@ rule scoreboard:
         report(f"{RESULTS}/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
     params:
         preset=config["preset"],
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -80,6 +95,11 @@ rule report_index:
         preset=config["preset"],
         config=config,
         benchmarks=f"{RESULTS}/benchmarks",
+    threads: LOCAL.threads
+    resources:
+        mem_mb=LOCAL.mem_mb,
+        runtime=LOCAL.runtime,
+        cpus_per_task=LOCAL.cpus_per_task,
     conda:
         "../envs/pipeline.yaml"
     log:

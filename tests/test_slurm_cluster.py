@@ -4,8 +4,10 @@
 workflow is then submitted through `snakemake-executor-plugin-slurm` with the production workflow profile
 plus the test cluster's site profile (.ci/slurm/profile). Checked: every non-local job ran as a SLURM
 job that completed (the plugin's log, SLURM's job-completion log, scontrol), GPU rules asked for exactly
-one GPU, training jobs bundle all seeds of a variant, the small jobs are grouped, and the report has the
-same content as the local quick run. The daemons the script started are stopped by PID at the end,
+one GPU, training jobs bundle all seeds of a variant, the small jobs are grouped, each sbatch line carries the
+job's CPUs, memory and time and a training runs torch on the CPUs it was given, and the report has the same
+content as the local quick run. Beside that run, a training whose time limit (1 minute) is shorter than its work
+is killed by SLURM and, resubmitted, resumes from its checkpoint. The daemons the script started are stopped by PID at the end,
 whether the test passed or not. Skipped, with the reason, without root or when the packages cannot be
 installed; the README section "Running on a cluster" describes the same commands.
 """
@@ -19,15 +21,21 @@ import re
 import shutil
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
+import time
 from collections import Counter, defaultdict, deque
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 import yaml
 
 from conftest import QUICK, REPO, copy_workflow
+from isonorm.resources import JobSizes
+from test_resources import rule_kinds
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
 
@@ -35,6 +43,16 @@ SCRIPT = REPO / ".ci" / "slurm" / "local-slurm.sh"
 RUN_TIMEOUT = 1200  # seconds; the run took 12 min on the 2-core CI machine
 SNAKEMAKE_SLURM = ["--workflow-profile", "profiles/slurm", "--profile", ".ci/slurm/profile",
                    "--configfile", "presets/quick.yaml", "--verbose"]
+# The resumed training: daneshmand2021 Fig. 4b at a size whose epoch takes about a second on 2 cores, checkpointed
+# every epoch, with far more epochs than one minute holds; its time limit is SLURM's shortest, 1 minute.
+RESUME_EPOCHS = 1000
+RESUME_CONFIG = {"preset": "resume", "daneshmand2021": {"fig4b": {
+    "width": 128, "depth": 10, "runs": 2, "epochs": RESUME_EPOCHS, "batch_size": 50, "checkpoint_every": 1}}}
+RESUME_TARGET = "results/resume/daneshmand2021/fig4b/depth10.parquet"
+RESUME_LOG = "logs/resume/daneshmand2021/fig4b-depth10.log"
+RESUME_TIMEOUT = 1500  # seconds until the resume is seen: 4 to 5 min beside the quick run; its upper bound, were
+                      # the priority raise below to fail, is the quick run's time plus that
+RESUME_PRIORITY = 4294967000  # above the quick run's jobs (SLURM's basic priority: the earlier submitted, the higher)
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +82,61 @@ def local_slurm():
 
 
 @pytest.fixture(scope="module")
-def slurm_run(local_slurm, tmp_path_factory):
-    """The quick preset submitted to the local SLURM through the profiles; yields (workdir, log text)."""
+def resume_run(local_slurm, tmp_path_factory):
+    """A training whose time limit is shorter than its work (RESUME_CONFIG, `--set-resources …:runtime=1`),
+    submitted through the same profiles in a workflow copy of its own, in the background: SLURM kills it at its
+    limit, Snakemake resubmits it (`--retries`), and it resumes from its checkpoint. A watcher stops the run
+    (SIGINT: Snakemake cancels its SLURM job) once a resubmitted attempt has logged its resume and the epoch after
+    it; finishing all epochs would only take longer. Started before the quick run, whose jobs it runs beside: the
+    watcher raises each of its SLURM jobs' priority (as root, `scontrol update`), since a resubmitted attempt would
+    otherwise wait behind every job the quick run had queued (the first run of this test saw 8 minutes)."""
+    work = copy_workflow(tmp_path_factory.mktemp("slurm-resume"))
+    (work / "resume.yaml").write_text(yaml.safe_dump(RESUME_CONFIG))
+    command = [sys.executable, "-m", "snakemake", RESUME_TARGET, "--workflow-profile", "profiles/slurm", "--profile",
+               ".ci/slurm/profile", "--configfile", "presets/quick.yaml", "resume.yaml", "--set-resources",
+               "daneshmand2021_fig4b:runtime=1", "--retries", "5", "--verbose"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    log = open(work / "slurm-run.log", "w")
+    proc = subprocess.Popen(command, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env)
+    state = {}
+
+    def watch():
+        start, rule_log, raised = time.monotonic(), work / RESUME_LOG, set()
+        while proc.poll() is None and time.monotonic() - start < RESUME_TIMEOUT:
+            for job_id in set(re.findall(r"has been submitted with SLURM jobid (\d+)",
+                                         (work / "slurm-run.log").read_text())) - raised:
+                raised.add(job_id)
+                done = subprocess.run(["scontrol", "update", f"JobId={job_id}", f"Priority={RESUME_PRIORITY}"],
+                                      capture_output=True, text=True)
+                state.setdefault("priority", []).append((job_id, done.returncode, done.stderr.strip()))
+            text = rule_log.read_text() if rule_log.exists() else ""
+            resumed = re.search(r"resuming from \S+ after epoch (\d+)", text)
+            if resumed and f"epoch {int(resumed.group(1)) + 1}/{RESUME_EPOCHS}:" in text:
+                state["resumed_after_seconds"] = time.monotonic() - start
+                break
+            time.sleep(2)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        state["seconds"] = time.monotonic() - start
+        log.close()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    yield SimpleNamespace(work=work, watcher=watcher, state=state)
+    if proc.poll() is None:  # the tests stopped early: stop the run, which cancels its SLURM job
+        proc.send_signal(signal.SIGINT)
+    watcher.join(timeout=240)
+
+
+@pytest.fixture(scope="module")
+def slurm_run(local_slurm, resume_run, tmp_path_factory):
+    """The quick preset submitted to the local SLURM through the profiles; yields (workdir, log text). The
+    resumed training (``resume_run``) runs beside it."""
     work = copy_workflow(tmp_path_factory.mktemp("slurm-workflow"))
     command = ["timeout", "-s", "INT", "-k", "60", str(RUN_TIMEOUT), sys.executable, "-m", "snakemake",
                *SNAKEMAKE_SLURM]
@@ -112,7 +183,7 @@ def _sbatch_calls(log: str) -> tuple[list[dict], list[dict]]:
                                     "rules": [t.split(":")[0] for t in targets]})
         elif m := re.search(r"Job \S+ has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.", line):
             entry = pending[str(Path(m.group(2)).parent)].popleft()
-            found.append({**entry, "slurm_id": m.group(1)})
+            found.append({**entry, "slurm_id": m.group(1), "log": m.group(2)})
         elif m := re.search(r"SLURM sbatch failed\. The error message was '(.*?)(?:'\.)?$", line):
             refusal = m.group(1)  # the plugin's report, followed by the refused call on a line of its own
         elif refusal is not None and (m := re.match(r"\s+sbatch .*--output (\S+)", line)):
@@ -260,6 +331,88 @@ def test_small_jobs_are_grouped_as_the_profile_says(slurm_run):
         assert len(holding) == math.ceil(jobs / profile["group-components"][group]), group
 
 
+def sbatch_sizes(options: str) -> tuple[int, int, int]:
+    """(--cpus-per-task, --mem in MB, -t in minutes) of an sbatch line of the plugin."""
+    found = [re.search(pattern, options) for pattern in (r"--cpus-per-task=(\d+)", r"--mem '?(\d+)", r" -t '?(\d+)")]
+    assert all(found), f"sbatch line without --cpus-per-task, --mem or -t: {options}"
+    return tuple(int(m.group(1)) for m in found)
+
+
+def test_each_sbatch_line_asks_for_the_jobs_cpus_memory_and_time(slurm_run):
+    """The quick preset reads no cost table (it is not the paper configuration), so every job asks for its kind's
+    defaults (isonorm.resources): cpus = threads, capped at profiles/slurm's `cores`; a group job for what its
+    members run side by side."""
+    work, log = slurm_run
+    kinds, sizes = rule_kinds(work), JobSizes()
+    cores = yaml.safe_load((work / "profiles" / "slurm" / "config.yaml").read_text())["cores"]
+    grouped = yaml.safe_load((work / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
+    for sub in submissions(log):
+        cpus, mem_mb, minutes = sbatch_sizes(sub["options"])
+        members = [sizes.size(rule, kinds[rule], {}) for rule in sub["rules"]]
+        if not set(sub["rules"]) & set(grouped):
+            (size,) = members
+            assert (cpus, mem_mb, minutes) == (min(size.threads, cores), size.mem_mb, size.runtime), sub["options"]
+        else:  # layers of members side by side within `cores`: at least the largest member, at most all of them
+            assert max(min(m.threads, cores) for m in members) <= cpus <= cores, sub["options"]
+            assert max(m.mem_mb for m in members) <= mem_mb <= sum(m.mem_mb for m in members), sub["options"]
+            assert max(m.runtime for m in members) <= minutes <= sum(m.runtime for m in members), sub["options"]
+    trainings = [s for s in submissions(log) if kinds[s["rules"][0]] == "training"]
+    assert trainings and all(sbatch_sizes(s["options"])[0] == min(4, cores) for s in trainings)
+
+
+def test_a_training_runs_torch_on_the_cpus_slurm_granted(slurm_run):
+    """Each job logs its torch intra-op threads (isonorm.workflow.logged_job). SLURM grants a training 4 CPUs
+    (--cpus-per-task=4; the test node does not enforce it), the job's own Snakemake caps its threads at the CPUs
+    it sees, and torch's pool, sized at import from OMP_NUM_THREADS, which Snakemake sets to the job's threads,
+    already has that size before the job sets it."""
+    work, _ = slurm_run
+    kinds, seen = rule_kinds(work), []
+    for path in sorted((work / QUICK["logs"]).rglob("*.log")):
+        text = path.read_text()
+        rule = re.search(r"rule (\w+), wildcards", text)
+        threads = re.search(r"threads: (\d+) torch intra-op threads \((\d+) at import; the job's threads (\d+), "
+                            r"OMP_NUM_THREADS=(\d+)\)", text)
+        if rule and kinds.get(rule.group(1)) == "training":
+            assert threads, f"{path}: no thread count logged"
+            seen.append((path.name, *map(int, threads.groups())))
+    assert len(seen) >= 10, seen
+    print("training jobs: (log, torch threads, at import, the job's threads, OMP_NUM_THREADS):", seen[:3])
+    for name, torch_threads, at_import, job_threads, omp in seen:
+        assert torch_threads == at_import == job_threads == omp, name
+        assert torch_threads <= 4, name
+        if (os.cpu_count() or 1) > 1:
+            assert torch_threads > 1, name
+
+
+def test_a_training_killed_at_its_time_limit_resumes_from_its_checkpoint(resume_run, local_slurm):
+    resume_run.watcher.join(timeout=RESUME_TIMEOUT + 300)
+    work, state = resume_run.work, resume_run.state
+    log = (work / "slurm-run.log").read_text()
+    print(f"resumed after {state.get('resumed_after_seconds', float('nan')):.0f} s; run stopped after "
+          f"{state.get('seconds', float('nan')):.0f} s; priority raised (job, scontrol's exit status, message): "
+          f"{state.get('priority')}")
+    attempts = [sub for sub in submissions(log) if sub["rules"] == ["daneshmand2021_fig4b"]]
+    assert len(attempts) >= 2, log[-5000:]
+    assert all(re.search(r" -t '?1\b", sub["options"]) for sub in attempts)  # the 1-minute limit, every attempt
+    # SLURM killed the first attempt at its limit ...
+    records = slurm_job_records(local_slurm)
+    assert records[attempts[0]["slurm_id"]]["JobState"] == "TIMEOUT", records[attempts[0]["slurm_id"]]
+    first = (work / attempts[0]["log"]).read_text()  # the plugin's log of the SLURM job (an absolute path)
+    assert "DUE TO TIME LIMIT" in first, first[-2000:]
+    last_epoch = max(int(e) for e in re.findall(rf"epoch (\d+)/{RESUME_EPOCHS}:", first))
+    # ... its checkpoint, kept beside the output (not a declared output: Snakemake's cleanup of the failed job's
+    # outputs leaves it), survived, and a resubmitted attempt went on from it rather than from epoch 1
+    assert "resumed_after_seconds" in state, log[-5000:]
+    text = (work / RESUME_LOG).read_text()
+    resumed = re.search(r"resuming from (\S+) after epoch (\d+)", text)
+    assert resumed and resumed.group(1) == RESUME_TARGET + ".ckpt", text[-2000:]
+    done = int(resumed.group(2))
+    assert 1 <= done and f"epoch {done + 1}/{RESUME_EPOCHS}:" in text
+    if len(attempts) == 2:  # resumed by the second attempt: from the first one's last checkpoint
+        assert last_epoch - 1 <= done <= last_epoch, (done, last_epoch)
+    assert "epoch 1/" not in text  # the resumed attempt never trained epoch 1 again
+
+
 # --- same report as the local run ------------------------------------------------------------------
 
 def report_content(workdir: Path) -> dict:
@@ -288,6 +441,21 @@ def test_report_has_the_same_content_as_the_local_run(slurm_run, quick_run):
     here, there = tables(work), tables(quick_run)
     assert set(here) == set(there)
     assert {"scoreboard.csv", "daneshmand2021/claims.parquet"} <= set(here)
+    # The runs are seeded, and a job computed once (simulations, networks at init) agrees to round-off. A training
+    # carries round-off on: the SLURM jobs run torch on the threads they were granted (2 on the 2-core test
+    # machine), the local run on one (profiles/default), and a matrix product's sum depends on the thread count.
+    # In the first run of this test lu2024 Table 3's norm_res/relu/adam weights differed by up to 4.9e-4 (of 0.18:
+    # Adam turns a dead unit's round-off gradient into a step of its learning rate) and its measured values by
+    # 7e-5 relative; every other table agreed to 1e-6. So training results, and the claims, scoreboard and report
+    # tables made from them, are compared to 1e-3 (the verdicts exactly), the rest to 1e-6 as before.
+    kinds = rule_kinds(work)
+    summary = subprocess.run([sys.executable, "-m", "snakemake", "--summary", "--configfile", "presets/quick.yaml"],
+                             cwd=work, capture_output=True, text=True, check=True).stdout
+    results = Path(QUICK["results"])
+    computed_once = {str(Path(row.split("\t")[0]).relative_to(results)) for row in summary.splitlines()[1:]
+                     if kinds.get(row.split("\t")[2]) in ("simulation", "at_init")
+                     and Path(row.split("\t")[0]).is_relative_to(results)}
+    assert computed_once & set(here)
     for name, frame in here.items():
-        # The runs are seeded; the tolerance only absorbs summation order (thread counts differ per job).
-        pd.testing.assert_frame_equal(frame, there[name], check_exact=False, rtol=1e-6, atol=1e-9, obj=name)
+        rtol, atol = (1e-6, 1e-9) if name in computed_once else (1e-3, 1e-3)
+        pd.testing.assert_frame_equal(frame, there[name], check_exact=False, rtol=rtol, atol=atol, obj=name)

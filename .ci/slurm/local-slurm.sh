@@ -23,7 +23,7 @@
 #
 # The node is declared larger than the machine (NODE_CPUS=16, NODE_MEM_MB=131072, NODE_GPUS=4 unless set;
 # accepted through SlurmdParameters=config_overrides and not enforced without cgroups) so that the production
-# requests of profiles/slurm (up to 4 CPUs and 32 GB per job) schedule unchanged, four at a time. The GPUs are
+# requests of the rules (up to 4 CPUs and 50 GB per job, rules/common.smk) schedule unchanged, four at a time. The GPUs are
 # fake (gres.conf, device files that are links to /dev/null): `--gpus=1` and `--gres=gpu:1` schedule against
 # them, and SLURM sets CUDA_VISIBLE_DEVICES in the job as on a real GPU node (no CUDA here: torch uses the CPU).
 # Four, not one, so that the quick preset's ~35 one-GPU training jobs do not queue behind each other.

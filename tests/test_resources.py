@@ -1,0 +1,178 @@
+"""Job sizes (isonorm.resources, rules/common.smk): every rule declares threads, mem_mb, runtime and cpus_per_task;
+a cost table's row sizes its job (times the margin), the defaults the others; a dry run with the SLURM profile
+shows what each job will ask sbatch for."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, snakemake
+from isonorm.report.cost import COLUMNS, read_cost_table
+from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobSize, JobSizes,
+                               wildcard_key)
+
+COMMITTED_TABLE = "benchmarks/results/cost-cpu-2026-11-24.csv"
+KIND_NAMES = {"LOCAL": "local", "SIMULATION": "simulation", "AT_INIT": "at_init", "TRAINING": "training"}
+
+
+def rule_kinds(workdir: Path = REPO) -> dict[str, str]:
+    """Rule name -> the kind of job size it declares (`threads: TRAINING.threads` -> training), from rules/*.smk;
+    a rule that declares none maps to ''."""
+    kinds = {}
+    for smk in sorted((workdir / "rules").glob("*.smk")):
+        for match in re.finditer(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", smk.read_text(), re.MULTILINE):
+            name, body = match.groups()
+            kind = re.search(r"^\s+threads: (\w+)\.threads$", body, re.MULTILINE)
+            sizes = {key: re.search(rf"^\s+{key}=(\w+)\.{key},$", body, re.MULTILINE)
+                     for key in ("mem_mb", "runtime", "cpus_per_task")}
+            names = {kind and kind.group(1)} | {m and m.group(1) for m in sizes.values()}
+            kinds[name] = KIND_NAMES.get(names.pop(), "") if len(names) == 1 else ""
+    return kinds
+
+
+def table(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{column: row.get(column, float("nan")) for column in COLUMNS} for row in rows])
+
+
+# --- the rules ---------------------------------------------------------------------------------------
+
+def test_every_rule_declares_threads_memory_runtime_and_cpus_of_one_kind():
+    kinds = rule_kinds()  # rules/*.smk: every rule but the Snakefile's target rule `all`, which runs nothing
+    assert len(kinds) >= 36, sorted(kinds)
+    assert {rule for rule, kind in kinds.items() if not kind} == set()
+    assert kinds["daneshmand2021_fig4b"] == kinds["lu2024_table5_lora"] == "training"
+    assert kinds["fetch_data"] == kinds["report_index"] == "local"
+
+
+def test_the_defaults_cover_the_committed_cost_table():
+    """Each default names its source; for the jobs of the committed table that source is the table itself, so
+    every row's memory (and, for the jobs that train nothing, runtime) times the margin fits its rule's default."""
+    kinds, frame = rule_kinds(), read_cost_table(REPO / COMMITTED_TABLE)
+    assert len(frame) == 87
+    for row in frame.itertuples():
+        default = RULE_DEFAULTS.get(row.rule, DEFAULTS[kinds[row.rule]])
+        assert default.mem_mb >= math.ceil(row.peak_rss_gb * 1024 * DEFAULT_MARGIN), row
+        if kinds[row.rule] != "training":
+            assert default.runtime >= math.ceil(row.projected_hours * 60 * DEFAULT_MARGIN), row
+
+
+# --- JobSizes -------------------------------------------------------------------------------------------
+
+def test_a_row_sizes_its_job_by_rule_and_wildcards_times_the_margin():
+    sizes = JobSizes(table([
+        {"rule": "r_train", "wildcards": "init=svd,extra=15", "projected_hours": 2.0, "peak_rss_gb": 4.0},
+        {"rule": "r_train", "wildcards": "init=svd,extra=75", "projected_hours": 10.0, "peak_rss_gb": 8.0},
+        {"rule": "r_once", "wildcards": "", "projected_hours": 0.001, "peak_rss_gb": 0.1},
+    ]), margin=2.0)
+    # wildcards match whatever their order; memory and runtime are the row's times the margin, threads the kind's
+    size = sizes.size("r_train", "training", {"extra": "15", "init": "svd"})
+    assert size == JobSize(threads=DEFAULTS["training"].threads, mem_mb=8192, runtime=240, resumable=True)
+    assert sizes.size("r_train", "training", {"init": "svd", "extra": "75"}).mem_mb == 16384
+    # a tiny row gets the floors, a job without a row the defaults
+    assert (sizes.size("r_once", "simulation", {}).mem_mb, sizes.size("r_once", "simulation", {}).runtime) == (
+        MIN_MEM_MB, MIN_RUNTIME)
+    assert sizes.size("r_train", "training", {"init": "xavier", "extra": "15"}) == DEFAULTS["training"]
+    assert sizes.size("lu2024_table5_lora", "training", {}) == RULE_DEFAULTS["lu2024_table5_lora"]
+    with pytest.raises(ValueError, match="unknown kind"):
+        sizes.size("r_train", "gpu", {})
+
+
+def test_a_missing_value_of_a_row_falls_back_to_the_default():
+    sizes = JobSizes(table([{"rule": "r", "wildcards": "", "projected_hours": float("nan"), "peak_rss_gb": 2.0}]))
+    size = sizes.size("r", "at_init", {})
+    assert (size.runtime, size.mem_mb) == (DEFAULTS["at_init"].runtime, math.ceil(2.0 * 1024 * DEFAULT_MARGIN))
+
+
+def test_a_retry_asks_for_more_memory_and_more_time_unless_it_resumes():
+    training, simulation = DEFAULTS["training"], DEFAULTS["simulation"]
+    assert training.attempt(3) == JobSize(training.threads, 3 * training.mem_mb, training.runtime, True)
+    assert simulation.attempt(2) == JobSize(simulation.threads, 2 * simulation.mem_mb, 2 * simulation.runtime)
+    sizes = JobSizes()
+    assert sizes.size("x", "training", {}, attempt=2).runtime == training.runtime
+
+
+def test_wildcards_of_the_table_and_of_a_job_compare_equal():
+    assert wildcard_key("stack=cifar10+cifar100,depth=100") == wildcard_key({"depth": 100, "stack": "cifar10+cifar100"})
+    assert wildcard_key("") == wildcard_key({}) == frozenset()
+
+
+def test_the_config_picks_the_table(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    auto = {"cost_table": "auto", "margin": 1.5}
+    assert JobSizes.from_settings(auto, "paper").source is None  # no shapes run yet: defaults
+    shapes = tmp_path / "results" / "shapes" / "cost.csv"
+    shapes.parent.mkdir(parents=True)
+    table([{"rule": "r", "wildcards": "", "projected_hours": 1.0, "peak_rss_gb": 1.0}]).to_csv(shapes, index=False)
+    assert JobSizes.from_settings(auto, "paper").source == "results/shapes/cost.csv"
+    assert JobSizes.from_settings(auto, "paper").size("r", "simulation", {}).runtime == 90
+    # another preset runs other sizes than the table measured: defaults, unless it names a table itself
+    assert JobSizes.from_settings(auto, "quick").source is None
+    assert JobSizes.from_settings({"cost_table": str(shapes), "margin": 1.0}, "quick").size("r", "simulation",
+                                                                                            {}).runtime == 60
+    assert JobSizes.from_settings({"cost_table": None, "margin": 1.5}, "paper").source is None
+    with pytest.raises(FileNotFoundError, match="cost_table: nowhere.csv does not exist"):
+        JobSizes.from_settings({"cost_table": "nowhere.csv", "margin": 1.5}, "paper")
+    with pytest.raises(ValueError, match="margin must be at least 1"):
+        JobSizes(margin=0.5)
+
+
+# --- what a dry run shows ---------------------------------------------------------------------------------
+
+def dry_run_jobs(text: str) -> list[dict]:
+    """Every job of ``snakemake -n`` output (a group's members included): rule, wildcards, threads, resources."""
+    jobs, current = [], None
+    for line in text.splitlines():
+        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
+            current = {"rule": m.group(1), "wildcards": {}, "threads": 1, "resources": {}}
+            jobs.append(current)
+        elif current is not None and (m := re.match(r"\s+(wildcards|threads|resources): (.*)$", line)):
+            key, value = m.groups()
+            if key == "threads":
+                current["threads"] = int(value)
+            else:
+                current[key] = dict(re.findall(r"(\w+)=([^,]+)", value))
+        elif not line.strip():
+            current = None
+    return jobs
+
+
+@pytest.mark.integration
+def test_a_dry_run_with_the_slurm_profile_shows_each_jobs_size_from_the_table(workflow_dir):
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        pytest.skip("snakemake-executor-plugin-slurm is not installed: pip install -r envs/cluster.txt")
+    done = snakemake(workflow_dir, "-n", "--workflow-profile", "profiles/slurm", "--config",
+                     f"resources={{cost_table: {COMMITTED_TABLE}}}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"job sizes: 87 jobs from {COMMITTED_TABLE} (memory and runtime x 1.5)" in done.stderr
+    jobs = [job for job in dry_run_jobs(done.stdout) if job["rule"] != "all"]
+    kinds = rule_kinds(workflow_dir)
+    assert {job["rule"] for job in jobs} == set(kinds) - {"cost_table"}  # the paper DAG: every other rule
+    sizes = JobSizes(read_cost_table(workflow_dir / COMMITTED_TABLE), margin=1.5)
+    from_table = 0
+    for job in jobs:
+        resources = job["resources"]
+        assert {"mem_mb", "runtime", "cpus_per_task"} <= set(resources), job
+        expected = sizes.size(job["rule"], kinds[job["rule"]], job["wildcards"])
+        shown = (job["threads"], int(resources["mem_mb"]), int(resources["runtime"]), int(resources["cpus_per_task"]))
+        assert shown == (expected.threads, expected.mem_mb, expected.runtime, expected.threads), job
+        from_table += sizes.measured(job["rule"], job["wildcards"]) is not None
+    assert from_table == 87  # every row of the table sized its job
+    lora = next(job for job in jobs if job["rule"] == "lu2024_table5_lora")
+    assert (lora["threads"], lora["resources"]["mem_mb"], lora["resources"]["runtime"]) == (4, "50619", "26733")
+
+
+@pytest.mark.integration
+def test_a_local_run_gives_each_job_one_thread(workflow_dir):
+    """profiles/default's max-threads: 1, so that --cores N runs N jobs side by side as the shapes preset measured."""
+    done = snakemake(workflow_dir, "-n", "--forceall", "--configfile", "presets/quick.yaml", "--",
+                     "results/quick/lu2024/table1/sgd.parquet")
+    assert done.returncode == 0, done.stderr
+    (training,) = [job for job in dry_run_jobs(done.stdout) if job["rule"] == "lu2024_table1"]
+    assert (training["threads"], training["resources"]["cpus_per_task"]) == (1, "1"), training
+    assert training["resources"]["mem_mb"] == str(DEFAULTS["training"].mem_mb)
