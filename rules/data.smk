@@ -4,7 +4,8 @@
 # one isonorm.sources.fetch. Data sets: torchvision (download), local (pre-staged folder), synthetic
 # (generated). Texts: huggingface (one pinned parquet file), local, shipped. Corpora and instruction sets:
 # huggingface (pinned parquet files), local, synthetic. Checkpoints: huggingface (pinned revision, only the
-# needed files or shards), local, tiny (a small random stand-in). All of them write <root>/<name>/.ready last.
+# needed files or shards, kept in the user's Hugging Face cache and linked), local, tiny (a small random
+# stand-in). All of them write <root>/<name>/.ready last.
 
 
 rule fetch_data:
