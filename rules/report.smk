@@ -4,6 +4,23 @@
 #   paper_notebook   <REPORT>/<slug>.html, <slug>/      a papermill notebook renders every item under its id
 #   scoreboard       <RESULTS>/scoreboard.csv          claims against notebooks/reference/<slug>.yaml, one verdict each
 #   report_index     <REPORT>/index.html, scoreboard.html  verdicts, item grid, provenance; the whole scoreboard
+#                    <REPORT>/_archive/                 the whole site again (hard links), for `snakemake --report`
+#
+# `snakemake --report report.zip` packs what report() marks. One marked folder holds the whole site (_archive,
+# see isonorm.report.archive): the archive keeps a marked folder's files in its own layout, so the pages' relative
+# links to their figures and to each other resolve in the unpacked archive. Each file is filed under its paper
+# (category) and item id (subcategory); the index, the scoreboard page and scoreboard.csv under "all papers".
+
+from isonorm.report.archive import (
+    ALL_PAPERS,
+    ARCHIVE_DIR,
+    ARCHIVE_PATTERNS,
+    OVERVIEW,
+    archive_category,
+    archive_labels,
+    archive_subcategory,
+)
+
 
 wildcard_constraints:
     slug="|".join(PAPERS),
@@ -37,13 +54,9 @@ rule paper_notebook:
         reference="notebooks/reference/{slug}.yaml",
         notebook="notebooks/{slug}.py",
     output:
-        page=report(f"{REPORT}/{{slug}}.html", category="{slug}", caption="../notebooks/captions/paper.rst"),
-        figures=report(
-            directory(f"{REPORT}/{{slug}}"),
-            patterns=["{name}.png"],
-            category="{slug}",
-            caption="../notebooks/captions/paper.rst",
-        ),
+        # Marked for the Snakemake report in report_index's _archive, beside the other pages they link to.
+        page=f"{REPORT}/{{slug}}.html",
+        figures=directory(f"{REPORT}/{{slug}}"),
         executed=f"{RESULTS}/{{slug}}/notebook.ipynb",
     params:
         preset=config["preset"],
@@ -66,7 +79,13 @@ rule scoreboard:
         claims=expand(f"{RESULTS}/{{slug}}/claims.parquet", slug=PAPERS),
         references=expand("notebooks/reference/{slug}.yaml", slug=PAPERS),
     output:
-        report(f"{RESULTS}/scoreboard.csv", category="scoreboard", caption="../notebooks/captions/scoreboard.rst"),
+        report(
+            f"{RESULTS}/scoreboard.csv",
+            category=ALL_PAPERS,
+            subcategory=OVERVIEW,
+            labels={"file": "scoreboard.csv"},
+            caption="../notebooks/captions/scoreboard.rst",
+        ),
     params:
         preset=config["preset"],
     threads: LOCAL.threads
@@ -87,9 +106,19 @@ rule report_index:
     input:
         scoreboard=f"{RESULTS}/scoreboard.csv",
         pages=expand(f"{REPORT}/{{slug}}.html", slug=PAPERS),
+        figures=expand(f"{REPORT}/{{slug}}", slug=PAPERS),  # laid out again in the archive folder
     output:
         index=f"{REPORT}/index.html",
         scoreboard=f"{REPORT}/scoreboard.html",
+        # Written by build_index after the two pages (isonorm.report.archive); every page and item file in it.
+        archive=report(
+            directory(f"{REPORT}/{ARCHIVE_DIR}"),
+            patterns=ARCHIVE_PATTERNS,
+            category=archive_category,
+            subcategory=archive_subcategory,
+            labels=archive_labels,
+            caption="../notebooks/captions/site.rst",
+        ),
     params:
         papers=PAPERS,
         preset=config["preset"],

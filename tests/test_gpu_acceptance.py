@@ -27,11 +27,13 @@ def acceptance_module():
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a machine with a GPU runs the real thing")
 def test_without_a_gpu_it_says_so_and_exits_non_zero(tmp_path):
     workdir = copy_workflow(tmp_path)
+    recorded = workdir / "benchmarks" / "results"
+    before = {path: path.stat().st_mtime_ns for path in recorded.iterdir()}
     done = subprocess.run([sys.executable, "benchmarks/gpu_acceptance.py"], cwd=workdir, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 2
     assert "GPU acceptance needs a GPU that torch can use" in done.stderr
-    assert not list((workdir / "benchmarks" / "results").glob("gpu-acceptance-*.json"))  # nothing recorded
+    assert {path: path.stat().st_mtime_ns for path in recorded.iterdir()} == before  # nothing recorded
 
 
 def test_the_dry_run_starts_every_step(tmp_path):

@@ -9,12 +9,14 @@ from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
+import torch
 
 from isonorm.report.benchmarks import read_benchmark, read_benchmarks, rule_and_wildcards, runtime_per_rule
 from isonorm.report.item_grid import page_items, tile_state
 from isonorm.report.markup import VERDICT_COLOURS, VERDICT_EDGES
 from isonorm.report.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
-from isonorm.report.site import SitePages, build_index
+from isonorm.report.site import SitePages, build_index, job_devices
+from isonorm.results import write_results
 from isonorm.report.verdict_figure import verdict_counts
 
 PAPERS = [
@@ -284,3 +286,16 @@ def test_non_benchmark_file_is_rejected(tmp_path):
     path.write_text("a\tb\n1\t2\n")
     with pytest.raises(ValueError, match="not a Snakemake benchmark file"):
         read_benchmark(path)
+
+
+def test_the_index_shows_the_device_each_job_ran_on(fake_report, tmp_path):
+    report, scoreboard, files, provenance, config = fake_report
+    results = tmp_path / "results"
+    frame = pd.DataFrame({"metric": ["x"], "value": [1.0]})
+    paths = [write_results(frame, results / "lu2024" / "table1" / f"{name}.parquet", device=device)
+             for name, device in (("sgd", None), ("adam", torch.device("cpu")))]
+    devices = job_devices(paths, results)
+    assert list(devices.result) == ["lu2024/table1/sgd.parquet", "lu2024/table1/adam.parquet"]
+    assert devices.device.str.startswith("cpu:").all()
+    text = build_index(report, scoreboard, PAPERS, config, files, provenance, "quick", devices=devices).index.read_text()
+    assert 'id="devices"' in text and "lu2024/table1/adam.parquet" in text

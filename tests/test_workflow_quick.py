@@ -92,13 +92,6 @@ def test_report_in_headless_chromium(quick_run):
     assert problems == [], problems
 
 
-def test_snakemake_report_archive(quick_run):
-    done = snakemake(quick_run, "--cores", "1", "--configfile", "presets/quick.yaml", "--report",
-                     f"{QUICK['report']}/snakemake-report.zip")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert (quick_run / QUICK["report"] / "snakemake-report.zip").stat().st_size > 0
-
-
 def test_rerun_after_a_plot_change_does_not_recompute(quick_run):
     done = snakemake(quick_run, "--cores", "1", "--configfile", "presets/quick.yaml", "-n", "--forcerun",
                      "paper_notebook")

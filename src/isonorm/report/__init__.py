@@ -9,6 +9,8 @@
 - ``site``           ``report/index.html`` and ``report/scoreboard.html`` (``build_index``), made of
   ``verdict_figure`` (stacked bars per paper, inline SVG), ``item_grid`` (every item as a tile coloured by its
   worst verdict) and ``scoreboard_page`` (the whole scoreboard, sortable and filterable)
+- ``archive``        ``report/_archive/``: the whole site again, as hard links, for ``snakemake --report report.zip``,
+  and how each of its files is filed there (paper, item id, format)
 - ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files
 - ``browser_check``  headless-Chromium check of the built report (page-specific parts in ``browser_pages``)
 

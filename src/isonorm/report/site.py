@@ -17,6 +17,8 @@ import pandas as pd
 import yaml
 
 from ..atomic import write_text_atomically
+from ..results import read_metadata
+from .archive import lay_out_archive
 from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import VERDICTS
 from .item_grid import grid_html, item_tiles, linked_items
@@ -70,6 +72,23 @@ def _runtime(benchmark_files: Iterable[str | Path]) -> str:
     )
 
 
+def job_devices(result_files: Iterable[str | Path], results_root: str | Path) -> pd.DataFrame:
+    """``result, device``: the device each job ran on, as its results file's provenance records it (the job's
+    resolved device, isonorm.workflow.job_device), one row per file."""
+    root = Path(results_root)
+    rows = [{"result": str(Path(path).relative_to(root)) if Path(path).is_relative_to(root) else str(path),
+             "device": read_metadata(path).get("device", "not recorded")} for path in result_files]
+    return pd.DataFrame(rows, columns=["result", "device"])
+
+
+def _devices(devices: pd.DataFrame) -> str:
+    if devices.empty:
+        return ""
+    counts = devices.groupby("device").size().rename("jobs").reset_index()
+    return (f"<h3 id=\"devices\">Device per job</h3>{frame_table(counts)}"
+            f"<details><summary>Per job ({len(devices)})</summary>{frame_table(devices)}</details>")
+
+
 def _provenance(provenance: Mapping[str, Any], config: Mapping[str, Any]) -> str:
     scalars = {k: v for k, v in provenance.items() if not isinstance(v, Mapping)}
     mappings = {k: v for k, v in provenance.items() if isinstance(v, Mapping)}
@@ -104,12 +123,16 @@ def build_index(
     benchmark_files: Iterable[str | Path],
     provenance: Mapping[str, Any],
     preset: str,
+    devices: pd.DataFrame | None = None,
 ) -> SitePages:
     """Write ``report_dir/index.html`` and ``report_dir/scoreboard.html`` atomically; return both paths.
+    Then lay the whole site out again, as hard links, in ``report_dir/_archive/``, the folder that
+    ``snakemake --report`` packs (``isonorm.report.archive``).
 
     ``papers``: one ``{"slug", "title", "html"}`` per paper, ``html`` relative to ``report_dir`` (e.g.
     ``lu2024.html``); the item grid reads each existing page for its item ids. ``provenance``: e.g.
-    ``isonorm.provenance.provenance()`` (nested mappings such as ``packages`` become collapsible tables).
+    ``isonorm.provenance.provenance()`` (nested mappings such as ``packages`` become collapsible tables), the
+    index job's own; ``devices``: the device of every experiment job (:func:`job_devices`), shown with it.
     """
     report_dir = Path(report_dir)
     _check_papers(papers)
@@ -145,11 +168,15 @@ from the authors' code or data. Column <code>provenance</code> of the scoreboard
 paper and item: <a href="scoreboard.html">the scoreboard page</a> (also <code>{escape(str(scoreboard_csv))}</code>).</p>
 </section>
 <section id="runtime"><h2>Runtime per rule</h2>{_runtime(benchmark_files)}</section>
-<section id="provenance"><h2>Provenance</h2>{_provenance(provenance, config)}</section>
+<section id="provenance"><h2>Provenance</h2>{_provenance(provenance, config)}{_devices(
+    devices if devices is not None else job_devices([], "."))}</section>
 </body></html>
 """
     board = scoreboard_page(scoreboard, linked_items(grid), PAGE_TITLE, made_with, str(scoreboard_csv))
-    return SitePages(
+    pages = SitePages(
         index=write_text_atomically(report_dir / "index.html", page),
         scoreboard=write_text_atomically(report_dir / "scoreboard.html", board),
     )
+    # The last page of the site is written: lay it out for `snakemake --report report.zip` (report/archive.py).
+    lay_out_archive(report_dir, papers)
+    return pages
