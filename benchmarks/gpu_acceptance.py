@@ -61,10 +61,13 @@ def _arguments_parse(script: str, argv: list[str]) -> list[str]:
     return [PYTHON, "-c", check, *argv]
 
 
-# The same steps without a GPU, each started as far as it goes without one: the GPU tests collected, the
+# The same steps without a GPU, each started as far as it goes without one: the GPU tests collected (from the
+# test files that mark any: what collecting the whole suite would select, without importing every test), the
 # benchmarks' imports and arguments, the shapes DAG planned.
+GPU_TEST_FILES = sorted(str(path.relative_to(REPO)) for path in (REPO / "tests").glob("test_*.py")
+                        if "mark.gpu" in path.read_text())
 DRY_RUN = {
-    "tests": [*STEPS["tests"], "--collect-only", "-q"],
+    "tests": [*STEPS["tests"], "--collect-only", "-q", *GPU_TEST_FILES],
     "meterez": _arguments_parse(STEPS["meterez"][1], STEPS["meterez"][2:]),
     "train_engine": _arguments_parse(STEPS["train_engine"][1], STEPS["train_engine"][2:]),
     "shapes": [*STEPS["shapes"], "-n", "--quiet", "rules"],
