@@ -1,26 +1,39 @@
 """``results/<slug>/claims.parquet``: the checkable quantities a paper's run produced (architecture §7).
 
 Columns ``item`` (e.g. ``daneshmand2021-fig2b``), ``quantity`` (short key, e.g. ``slope_caption``), ``value``
-(float; a boolean claim as 1.0/0.0; NaN when it could not be computed) and ``note`` (free text, e.g. how
-the value was obtained). The scoreboard matches them to ``notebooks/reference/<slug>.yaml`` by
+(float; a boolean claim as 1.0/0.0; NaN when it could not be computed), ``spread`` (the value's own seed spread:
+the half-width of a 95 % confidence interval over the runs the item makes, or over blocks of runs where the paper
+averages many; NaN where the value has no seed spread: a closed form, a quadrature, a single deterministic run)
+and ``note`` (free text, e.g. how the value was obtained). The scoreboard matches them to ``notebooks/reference/<slug>.yaml`` by
 ``(item, quantity)``.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import pandas as pd
 
 from ..results import read_results, write_results
 from .ids import check_item_id
 
-CLAIM_COLUMNS = ("item", "quantity", "value", "note")
+CLAIM_COLUMNS = ("item", "quantity", "value", "spread", "note")
+
+
+class Measured(NamedTuple):
+    """A claim's value with its seed spread (see the module docstring); a part may return it for any quantity
+    instead of a bare float, which has no spread."""
+
+    value: float
+    spread: float = math.nan
 
 
 def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = None) -> pd.DataFrame:
     """``frame`` with ``value`` as float, or a ValueError naming ``source`` and the offending rows."""
+    if "spread" not in frame.columns:  # claims written before the column existed: no spread known
+        frame = frame.assign(spread=math.nan)
     missing = [c for c in CLAIM_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{source}: claims need columns {list(CLAIM_COLUMNS)}; missing {missing}")
@@ -32,8 +45,13 @@ def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = 
             raise ValueError(f"{source}, row {i}: {err}") from None
     try:
         frame["value"] = frame["value"].astype(float)
+        frame["spread"] = frame["spread"].astype(float)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{source}: column `value` must be numeric (booleans as 1.0/0.0): {err}") from None
+        raise ValueError(f"{source}: columns `value` and `spread` must be numeric (booleans as 1.0/0.0): {err}") from None
+    negative = frame[frame["spread"] < 0]
+    if not negative.empty:
+        raise ValueError(f"{source}: a seed spread is a half-width, >= 0; negative for "
+                         f"{list(zip(negative['item'], negative['quantity']))}")
     frame["note"] = frame["note"].fillna("").astype(str)
     duplicated = frame[frame.duplicated(["item", "quantity"], keep=False)]
     if not duplicated.empty:
@@ -53,8 +71,13 @@ def read_claims(path: str | Path) -> pd.DataFrame:
     return validate_claims(read_results(path), path)
 
 
-# A paper's part: (result key -> Parquet paths, the paper's config) -> {item suffix: {quantity: value}}
-ClaimPart = Callable[[Mapping[str, Sequence[str]], Mapping[str, Any]], Mapping[str, Mapping[str, float]]]
+# A paper's part: (result key -> Parquet paths, the paper's config) -> {item suffix: {quantity: value}}, a value
+# being a float (no seed spread) or a ``Measured`` (value and spread).
+ClaimPart = Callable[[Mapping[str, Sequence[str]], Mapping[str, Any]], Mapping[str, Mapping[str, "float | Measured"]]]
+
+
+def _measured(value: "float | Measured") -> Measured:
+    return value if isinstance(value, Measured) else Measured(float(value))
 
 
 def measure_parts(
@@ -66,9 +89,10 @@ def measure_parts(
     in :func:`validate_claims`, never silently overwritten.
     """
     rows = [
-        {"item": f"{slug}-{item}", "quantity": quantity, "value": float(value), "note": ""}
+        {"item": f"{slug}-{item}", "quantity": quantity, "value": float(measured.value),
+         "spread": float(measured.spread), "note": ""}
         for part in parts
         for item, quantities in part(results, config).items()
-        for quantity, value in quantities.items()
+        for quantity, measured in ((q, _measured(v)) for q, v in quantities.items())
     ]
     return validate_claims(pd.DataFrame(rows, columns=list(CLAIM_COLUMNS)), f"claims of {slug}", slug)

@@ -15,6 +15,31 @@ Format::
         provenance: printed  # printed | read-off | derived: where the number comes from
         source: "paper Fig. 2 caption; B-Fig2b"
         plot: {x: 30, series: relu, panel: "layer centering", y: pow10}   # optional, see below
+        reading: default     # optional: default (the item's protocol, the default) | alternative | fitted
+        basis: read-off      # where the tolerance comes from: digits | read-off | claim | formula (``BASES``)
+        check: reproduction  # optional: reproduction (the default) | consistency (``CHECKS``)
+        scale: log10         # optional: linear | log10 | ln, the scale the number lives on (``SCALES``)
+        contrast: slope_bn   # optional: a quantity of the same item whose difference this row is about
+        note: "..."          # optional; required for alternative and fitted readings: why the reading exists
+
+    readoffs:                # how each read-off figure was read (the basis of its ``read-off`` rows)
+      daneshmand2021-fig2b: {scale: log10, precision: 0.05, how: "log y-axis 10^-3..10^0, read at gridlines"}
+
+What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
+
+- ``reading``: ``default`` is the item's protocol as the spec fixes it; only default rows count in the headline,
+  one per distinct reported value. ``alternative`` reads the same reported value another way (another constant,
+  more runs, an offset), shown beside its default and counted apart. ``fitted`` uses a setting chosen to agree
+  with the paper (a width picked from a sweep): it shows how far a setting must move, and is never a match.
+- ``basis``: ``digits``, half a unit in the last printed digit; ``read-off``, the precision of reading the
+  item's figure (its ``readoffs`` entry: scale, precision, how it was read); ``claim``, a relation the paper
+  states (the margin is the reproduced value's own seed spread); ``formula``, a closed form evaluated
+  numerically (the tolerance is the numerical precision).
+- ``check``: ``consistency`` for a row that no change to a model can move (it depends on the input alone or
+  restates a closed form against itself): shown, counted apart from the reproduction.
+- ``scale`` (inferred from a ``log10``, ``ln`` or ``log`` part of the quantity's name when absent): decides when a tolerance is weak.
+- ``contrast``: the quantity whose reproduced difference from this one is what the item is about (with vs
+  without normalisation, two widths); a tolerance wider than that difference is weak.
 
 ``plot`` (optional) says where the reported value sits on the item's figure, so that the report draws it as a
 "paper" marker beside this run's curves (``notebook.ItemRenderer.figure``, architecture §7). Its keys:
@@ -50,14 +75,21 @@ from .comparison import COMPARE_RULES
 from .ids import check_item_id, check_slug
 
 KINDS = ("exact", "read-off", "claim")
+READINGS = ("default", "alternative", "fitted")
+BASES = ("digits", "read-off", "claim", "formula")
+CHECKS = ("reproduction", "consistency")
+SCALES = ("linear", "log10", "ln")
 # Where a reported number comes from: printed in the paper (text, table, caption, legend), read off a figure (the
 # paper's or the authors' rendered notebooks'), or derived from the authors' code or data. The scoreboard reports
 # match rates per provenance: a printed number weighs differently from a read-off.
 PROVENANCES = ("printed", "read-off", "derived")
 REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "provenance",
                   "source")
-OPTIONAL_KEYS = ("plot",)
-COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS
+OPTIONAL_KEYS = ("plot", "reading", "basis", "check", "scale", "contrast", "note")
+# Defaults of the optional row keys that the scoreboard always carries.
+ROW_DEFAULTS = {"reading": "default", "check": "reproduction", "note": ""}
+COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS + ("basis_detail",)
+READOFF_KEYS = ("scale", "precision", "how")
 PLOT_KEYS = ("x", "dx", "panel", "series", "y")
 # How a reported number maps to the plotted y-value (``plot: {y: ...}``); omitted = the number itself. Display
 # only: the mapped value is drawn as a "paper" marker and never computed with.
@@ -168,12 +200,68 @@ def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
         raise ReferenceFormatError(f"{where}: `tolerance` must be >= 0, got {tolerance}")
     if raw["compare"] == "true" and reported != 1.0:
         raise ReferenceFormatError(f"{where}: a `compare: true` claim must have `reported: true` (or 1)")
+    for key, allowed in (("reading", READINGS), ("basis", BASES), ("check", CHECKS), ("scale", SCALES)):
+        if key in raw and raw[key] not in allowed:
+            raise ReferenceFormatError(f"{where}: `{key}` is {raw[key]!r}; use one of {', '.join(allowed)}")
+    for key in ("contrast", "note"):
+        if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
+            raise ReferenceFormatError(f"{where}: `{key}` must be a non-empty string, got {raw[key]!r}")
+    if raw.get("reading", "default") != "default" and not raw.get("note"):
+        raise ReferenceFormatError(f"{where}: an {raw['reading']} reading needs a `note`: why it exists")
     plot = None
     if "plot" in raw:
         if raw["compare"] == "true":
             raise ReferenceFormatError(f"{where}: `plot` on a `compare: true` claim; a true/false claim is no point")
         plot = _plot(raw["plot"], where)
-    return {**raw, "paper": paper, "reported": reported, "tolerance": tolerance, "plot": plot}
+    return {**ROW_DEFAULTS, **raw, "paper": paper, "reported": reported, "tolerance": tolerance, "plot": plot,
+            "scale": raw.get("scale") or scale_of(raw["quantity"])}
+
+
+def scale_of(quantity: str) -> str:
+    """The scale a quantity's number lives on, from its name when the row does not say: a ``log10`` part of the
+    name (``log10_gap_l30``, ``grad_first_log10_d100``) means log10, an ``ln`` or ``log`` part natural log."""
+    parts = quantity.split("_")
+    if "log10" in parts:
+        return "log10"
+    if "ln" in parts or "log" in parts:
+        return "ln"
+    return "linear"
+
+
+def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
+    """The ``readoffs`` section: item -> how its figure was read (scale, precision, how)."""
+    if not isinstance(raw, dict):
+        raise ReferenceFormatError(f"{where} must map item ids to {{{', '.join(READOFF_KEYS)}}}")
+    for item, entry in raw.items():
+        try:
+            check_item_id(item, paper)
+        except ValueError as err:
+            raise ReferenceFormatError(f"{where}: {err}") from None
+        if not isinstance(entry, dict) or sorted(entry) != sorted(READOFF_KEYS):
+            raise ReferenceFormatError(f"{where}: {item} needs exactly the keys {', '.join(READOFF_KEYS)}")
+        if entry["scale"] not in SCALES:
+            raise ReferenceFormatError(f"{where}: {item}: `scale` {entry['scale']!r}; use one of {', '.join(SCALES)}")
+        if _number(entry["precision"], f"{where}: {item}", "precision") <= 0:
+            raise ReferenceFormatError(f"{where}: {item}: `precision` must be > 0")
+        if not isinstance(entry["how"], str) or not entry["how"].strip():
+            raise ReferenceFormatError(f"{where}: {item}: `how` must say how the figure was read")
+    return raw
+
+
+def _basis_detail(row: dict[str, Any], readoffs: dict[str, dict[str, Any]], where: str) -> str:
+    """Where the row's tolerance comes from, in words (the scoreboard's ``basis_detail``)."""
+    basis = row.get("basis")
+    if basis is None:
+        return ""
+    if basis == "read-off":
+        if row["item"] not in readoffs:
+            raise ReferenceFormatError(f"{where}: `basis: read-off` but `readoffs` has no entry for {row['item']}; "
+                                       "say how its figure was read (scale, precision, how)")
+        entry = readoffs[row["item"]]
+        return f"read off to ±{entry['precision']:g} ({entry['scale']}): {entry['how']}"
+    return {"digits": "half a unit in the last printed digit",
+            "claim": "a relation the paper states; the margin is the reproduced value's seed spread",
+            "formula": "a closed form evaluated numerically; the tolerance is the numerical precision"}[basis]
 
 
 def load_references(path: str | Path) -> pd.DataFrame:
@@ -201,7 +289,14 @@ def load_references(path: str | Path) -> pd.DataFrame:
         )
     if not isinstance(doc["references"], list):
         raise ReferenceFormatError(f"{path}: `references` must be a list of entries")
+    unknown = sorted(set(doc) - {"paper", "title", "references", "readoffs"})
+    if unknown:
+        raise ReferenceFormatError(f"{path}: unknown top-level key(s) {unknown}; allowed: paper, title, references, "
+                                   "readoffs")
+    readoffs = _readoffs(doc.get("readoffs") or {}, paper, f"{path}: `readoffs`")
     rows = [_entry(raw, paper, f"{path}, reference #{i}") for i, raw in enumerate(doc["references"])]
+    for i, row in enumerate(rows):
+        row["basis_detail"] = _basis_detail(row, readoffs, f"{path}, reference #{i}")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     duplicated = frame[frame.duplicated(["item", "quantity"], keep=False)]
     if not duplicated.empty:

@@ -38,12 +38,15 @@ def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     files' order; claims no reference lists come last.
     """
     keys = ["item", "quantity"]
-    claims = claims.rename(columns={"value": "reproduced"})
+    # A row's note: the reference's (why a reading exists, what a mismatch means), else the claim's.
+    claims = claims.rename(columns={"value": "reproduced", "note": "claim_note"})
     referenced = references.merge(claims, on=keys, how="left")  # keeps the reference files' order
     unreferenced = claims.merge(references[keys], on=keys, how="left", indicator=True)
     unreferenced = unreferenced[unreferenced["_merge"] == "left_only"].drop(columns="_merge")
     merged = pd.concat([referenced, unreferenced], ignore_index=True)
     merged["paper"] = merged["item"].map(paper_of)
+    reference_note = merged["note"] if "note" in merged else pd.Series("", index=merged.index)
+    merged["note"] = reference_note.fillna("").where(reference_note.fillna("") != "", merged["claim_note"].fillna(""))
     merged["verdict"] = [
         verdict(row.reproduced, row.reported, row.compare, row.tolerance) for row in merged.itertuples()
     ]
