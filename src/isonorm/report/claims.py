@@ -14,7 +14,9 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..results import read_results, write_results
 from .ids import check_item_id
@@ -74,6 +76,33 @@ def read_claims(path: str | Path) -> pd.DataFrame:
 # A paper's part: (result key -> Parquet paths, the paper's config) -> {item suffix: {quantity: value}}, a value
 # being a float (no seed spread) or a ``Measured`` (value and spread).
 ClaimPart = Callable[[Mapping[str, Sequence[str]], Mapping[str, Any]], Mapping[str, Mapping[str, "float | Measured"]]]
+
+
+def spread_over_runs(values: Sequence[float] | np.ndarray) -> float:
+    """The half-width of the 95 % confidence interval of the mean of ``values`` (one per run, or per block of
+    runs): Student's t_{0.975, n-1} · sd / √n over the finite values; NaN with fewer than two (docs/decisions/
+    README.md, "Verdicts")."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size < 2:
+        return math.nan
+    return float(stats.t.ppf(0.975, finite.size - 1) * finite.std(ddof=1) / math.sqrt(finite.size))
+
+
+def measured_over_runs(values: Sequence[float] | np.ndarray) -> Measured:
+    """The mean of per-run (or per-block) values with its seed spread (``spread_over_runs``)."""
+    finite = np.asarray(values, dtype=float)
+    return Measured(float(np.mean(finite)) if finite.size else math.nan, spread_over_runs(finite))
+
+
+def blocks(values: Sequence[float] | np.ndarray, count: int) -> np.ndarray:
+    """``values`` (one per run, in run order) cut into ``count`` consecutive blocks of equal size, each averaged:
+    the unit of the spread where the paper averages many runs (a remainder that fills no block is dropped)."""
+    values = np.asarray(values, dtype=float)
+    size = values.size // count
+    if size < 1:
+        raise ValueError(f"{values.size} runs cannot make {count} blocks")
+    return values[: size * count].reshape(count, size).mean(axis=1)
 
 
 def _measured(value: "float | Measured") -> Measured:
