@@ -16,7 +16,6 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..results import read_results, write_results
 from .ids import check_item_id
@@ -82,6 +81,8 @@ def spread_over_runs(values: Sequence[float] | np.ndarray) -> float:
     """The half-width of the 95 % confidence interval of the mean of ``values`` (one per run, or per block of
     runs): Student's t_{0.975, n-1} · sd / √n over the finite values; NaN with fewer than two (docs/decisions/
     README.md, "Verdicts")."""
+    from scipy import stats  # here, not at the top: every Snakemake process imports this module to parse the rules
+
     finite = np.asarray(values, dtype=float)
     finite = finite[np.isfinite(finite)]
     if finite.size < 2:
