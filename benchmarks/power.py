@@ -1,0 +1,370 @@
+"""The scoreboard's power: which verdicts turn when a plausible implementation mistake is made.
+
+Each mistake is an exact text substitution in the experiment, simulation, model or metric code of one data-free
+item (never in claims, references or the scoreboard). The data-free run at paper settings is made once, as the
+baseline (``snakemake --config compute=data-free`` in a copy of the committed tree); then, per mistake, a copy of
+that baseline (results hard-linked, src/ copied and patched) reruns only the jobs of the rules the mistake
+affects, and the claims and the scoreboard after them. The verdicts of the two scoreboards are compared.
+
+    python benchmarks/power.py                          # every mistake, results/power-cpu-<date>.csv|json
+    python benchmarks/power.py --mistakes j23-no-centering,m24-bn-axis --workdir /tmp/power --cores 1
+    python benchmarks/power.py --dry-run                # apply every substitution to a scratch src/ and import it
+
+A mistake whose anchor is gone fails loudly with its id, so the list cannot rot silently (tests/test_power.py runs
+the dry run). See benchmarks/README.md, "Power".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDS = REPO / "benchmarks" / "results"
+SCOREBOARD = "results/scoreboard.csv"
+KEY = ["paper", "item", "quantity"]
+# Copied for real into a mistake's folder: what the rerun writes in place (src/ is patched; Snakemake's metadata,
+# logs and benchmark files are rewritten, which through a hard link would change the baseline too).
+REAL_COPIES = ("src", ".snakemake", "logs")
+
+D21_CHAINS = ["daneshmand2021_fig1", "daneshmand2021_appfigg"]  # run_chain / batch_normalize
+D21_SPECTRUM = ["daneshmand2021_fig2a", "daneshmand2021_fig2b", "daneshmand2021_fig3"]  # spectrum_chain
+J23_SIMULATIONS = ["joudaki2023_simulation", "joudaki2023_simulation_reading"]  # simulate.mean_field
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    paper: str
+    file: str  # under src/isonorm/
+    old: str  # must occur exactly once in the file
+    new: str
+    rules: tuple[str, ...]  # the data-free rules whose jobs import the patched code
+    change: str  # one line: what is wrong
+
+    @property
+    def module(self) -> str:
+        return "isonorm." + self.file.removesuffix(".py").replace("/", ".")
+
+
+def _m(id, paper, file, old, new, rules, change):
+    return Mistake(id, paper, file, old, new, tuple(rules), change)
+
+
+# Cheap reruns first, so that a run cut short still covers every paper.
+MISTAKES = [
+    _m("l24-pii-no-abs", "lu2024", "metrics/pii.py",
+       "    return (unit @ unit.mT).abs()", "    return unit @ unit.mT",
+       ["lu2024_fig1"], "PII of signed cosines (the absolute value dropped)"),
+    _m("l24-half-width", "lu2024", "experiments/lu2024/trained_nets.py",
+       "LuFNN(variant, activation, in_features, int(cfg[\"width\"]),",
+       "LuFNN(variant, activation, in_features, int(cfg[\"width\"]) // 2,",
+       ["lu2024_fig1"], "model (F) built with half the hidden width (250 instead of 500)"),
+    _m("l24-pii-rows", "lu2024", "metrics/pii.py",
+       "    if dim == \"rows\":\n        return W\n", "    if dim == \"rows\":\n        return W.mT\n",
+       ["lu2024_fig1"], "PII over the wrong axis: rows read as columns"),
+    _m("m24-bn-axis", "meterez2024", "models/bn_mlp.py",
+       "torch.linalg.vector_norm(h, dim=batch_dim, keepdim=True)",
+       "torch.linalg.vector_norm(h, dim=-3 - batch_dim, keepdim=True)",
+       ["meterez2024_fig1"], "paper BN normalises over the features instead of the batch"),
+    _m("m24-extra-centring", "meterez2024", "models/bn_mlp.py",
+       "    if mean_reduction:\n        h = h - h.mean(", "    if True:\n        h = h - h.mean(",
+       ["meterez2024_fig1"], "paper BN always subtracts the batch mean (mean_reduction ignored)"),
+    _m("m24-xavier-init", "meterez2024", "models/bn_mlp.py",
+       "        if config.init == \"orthogonal\":", "        if config.init != \"orthogonal\":",
+       ["meterez2024_fig1"], "Xavier-normal weights where the config says orthogonal"),
+    _m("m24-theory-k", "meterez2024", "experiments/meterez2024/at_init.py",
+       "k = constant * width**2 * (1.0 + width * phi0)", "k = constant * width * (1.0 + width * phi0)",
+       ["meterez2024_fig1"], "Theorem-1 line with k = C d (1 + d phi0) instead of C d^2 (1 + d phi0)"),
+    _m("j23-relu-beta", "joudaki2023", "metrics/hermite.py",
+       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 2)", "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 1)",
+       ["joudaki2023_strengths"], "closed-form beta of ReLU with a wrong constant (2 pi - 1 for 2 pi - 2)"),
+    _m("d21-fig1-no-bn", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
+       "        bn = batch_normalize(w @ bn)", "        bn = w @ bn",
+       ["daneshmand2021_fig1"], "Fig. 1 BN chain without its normalisation"),
+    _m("d21-appg-scaled", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
+       "sampler=cfg[\"sampler\"], scale=False)", "sampler=cfg[\"sampler\"], scale=True)",
+       ["daneshmand2021_appfigg"], "App.-G chains with the 1/sqrt(d) factor the notebook does not apply"),
+    _m("d21-bn-axis", "daneshmand2021", "simulate/chains.py",
+       "    out = m / m.norm(dim=-1, keepdim=True)", "    out = m / m.norm(dim=-2, keepdim=True)",
+       D21_CHAINS, "chain BN normalises each sample (column) instead of each feature (row)"),
+    _m("d21-gap-constant", "daneshmand2021", "metrics/orthogonality.py",
+       "    return torch.linalg.matrix_norm(gram / trace[..., None, None] - eye / n)",
+       "    return torch.linalg.matrix_norm(gram / trace[..., None, None] - eye / (n - 1))",
+       ["daneshmand2021_fig2a", "daneshmand2021_fig2b"], "orthogonality gap against I/(n-1) instead of I/n"),
+    _m("j23-no-centering", "joudaki2023", "simulate/mean_field.py",
+       "x = normalize(center(x, network.centering, constants.c0), network.normalization",
+       "x = normalize(x, network.normalization",
+       J23_SIMULATIONS, "simulator never centres (centering setting ignored)"),
+    _m("j23-centering-axis", "joudaki2023", "simulate/mean_field.py",
+       "    if centering == \"layer\":\n        return x - x.mean(dim=-1, keepdim=True)",
+       "    if centering == \"layer\":\n        return x - x.mean(dim=-2, keepdim=True)",
+       J23_SIMULATIONS, "layer centring subtracts each feature's batch mean instead of each sample's mean"),
+    _m("j23-rms-axis", "joudaki2023", "simulate/mean_field.py",
+       "    return x.pow(2).mean(dim=-1, keepdim=True).sqrt()", "    return x.pow(2).mean(dim=-2, keepdim=True).sqrt()",
+       J23_SIMULATIONS, "layer normalisation divides by each feature's RMS over the batch"),
+    _m("j23-order", "joudaki2023", "simulate/mean_field.py",
+       "        if network.activation_first:\n            x = sigma(",
+       "        if not network.activation_first:\n            x = sigma(",
+       J23_SIMULATIONS, "activation and linear layer in the other order (activation_first inverted)"),
+    _m("j23-init-scale", "joudaki2023", "simulate/mean_field.py",
+       "    scale = gain / math.sqrt(network.width)", "    scale = gain / network.width",
+       J23_SIMULATIONS, "weights N(0, gain^2/d^2) instead of N(0, gain^2/d)"),
+    _m("d21-spectrum-axis", "daneshmand2021", "simulate/chains.py",
+       "u.div_(torch.linalg.vector_norm(u, dim=-1, keepdim=True))",
+       "u.div_(torch.linalg.vector_norm(u, dim=-2, keepdim=True))",
+       D21_SPECTRUM, "spectrum chain's BN normalises columns instead of rows"),
+    _m("d21-a1-unnormalised", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
+       "            h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]\n            alpha0",
+       "            alpha0", ["daneshmand2021_fig3"], "Fig. 3 H0 not scaled to unit Frobenius norm (decision B3)"),
+]
+BY_ID = {m.id: m for m in MISTAKES}
+
+
+class AnchorError(RuntimeError):
+    """A mistake's anchor text is not in its file exactly once."""
+
+
+def patched_text(mistake: Mistake, src: Path) -> str:
+    path = src / "isonorm" / mistake.file
+    text = path.read_text()
+    count = text.count(mistake.old)
+    if count != 1:
+        raise AnchorError(f"mistake {mistake.id}: its anchor occurs {count} times in src/isonorm/{mistake.file} "
+                          f"(needs exactly 1); update MISTAKES in benchmarks/power.py: {mistake.old!r}")
+    return text.replace(mistake.old, mistake.new)
+
+
+def apply(mistake: Mistake, src: Path) -> None:
+    """Write the mistake into ``src`` (a copy's src/), after checking its anchor in the file as it is."""
+    text = patched_text(mistake, src)
+    (src / "isonorm" / mistake.file).write_text(text)
+
+
+def _python(code: str, pythonpath: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def dry_run(mistakes: list[Mistake]) -> None:
+    """Every substitution applied to its own scratch copy of src/; each patched module imported from its copy."""
+    with tempfile.TemporaryDirectory(prefix="power-dry-") as scratch:
+        checks = []
+        for mistake in mistakes:
+            src = Path(scratch, mistake.id, "src")
+            shutil.copytree(REPO / "src", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            apply(mistake, src)
+            checks.append((mistake.module, str(src)))
+        # one interpreter for all: each copy in turn at the front of sys.path, isonorm forgotten in between
+        code = (
+            "import importlib, sys\n"
+            f"for module, src in {checks!r}:\n"
+            "    for name in [n for n in sys.modules if n == 'isonorm' or n.startswith('isonorm.')]:\n"
+            "        del sys.modules[name]\n"
+            "    sys.path.insert(0, src)\n"
+            "    loaded = importlib.import_module(module)\n"
+            "    assert loaded.__file__.startswith(src), (module, loaded.__file__, src)\n"
+            "    sys.path.remove(src)\n"
+        )
+        done = _python(code, Path(scratch), Path(scratch))
+        if done.returncode:
+            raise RuntimeError(f"a patched module does not import:\n{done.stderr}")
+    print(f"dry run: {len(mistakes)} mistakes apply and import")
+
+
+# --- the runs ---------------------------------------------------------------------------------------------------
+
+
+def snakemake(folder: Path, cores: int, extra: list[str], log: Path) -> tuple[int, float, str]:
+    """(exit status, seconds, output) of the data-free paper run in ``folder``, importing ``folder/src``."""
+    check = _python("import isonorm; print(isonorm.__file__)", folder / "src", folder)
+    if not check.stdout.strip().startswith(str(folder / "src")):
+        raise RuntimeError(f"jobs in {folder} would import isonorm from {check.stdout.strip()!r}, not its src/")
+    env = {**os.environ, "PYTHONPATH": str(folder / "src")}
+    command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--config", "compute=data-free", *extra]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    log.write_text(f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}")
+    return done.returncode, seconds, done.stdout + done.stderr
+
+
+def baseline(workdir: Path, cores: int) -> tuple[Path, float]:
+    """The baseline run in workdir/baseline, reused when it finished for the current commit."""
+    folder, commit = workdir / "baseline", _commit()
+    marker = folder / ".power-commit"
+    if marker.exists() and marker.read_text().strip() == commit and (folder / SCOREBOARD).exists():
+        print(f"baseline: reusing {folder} (commit {commit[:8]})")
+        return folder, math.nan
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    print(f"baseline: data-free paper run in {folder} on {cores} core(s)")
+    rc, seconds, _ = snakemake(folder, cores, [], workdir / "baseline.log")
+    if rc:
+        raise RuntimeError(f"the baseline run failed (exit {rc}); see {workdir / 'baseline.log'}")
+    marker.write_text(commit)
+    return folder, seconds
+
+
+def copy_baseline(base: Path, folder: Path) -> None:
+    """``folder`` = ``base`` with every file hard-linked except REAL_COPIES and results/benchmarks (rewritten)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for entry in base.iterdir():
+        target = folder / entry.name
+        if entry.name in REAL_COPIES:
+            shutil.copytree(entry, target, symlinks=True)
+        elif entry.is_dir():
+            shutil.copytree(entry, target, symlinks=True, copy_function=os.link)
+        else:
+            shutil.copy2(entry, target)
+    benchmarks = folder / "results" / "benchmarks"
+    if benchmarks.exists():
+        shutil.rmtree(benchmarks)
+        shutil.copytree(base / "results" / "benchmarks", benchmarks)
+
+
+def default_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows the headline counts: reading == default where the scoreboard has a reading column."""
+    if "reading" in frame.columns:
+        frame = frame[frame["reading"].fillna("default").astype(str) == "default"]
+    return frame
+
+
+def turned_verdicts(before: pd.DataFrame, after: pd.DataFrame) -> list[str]:
+    """'item/quantity: before → after' for every default row whose verdict differs (a row only one side has
+    counts as 'absent' on the other)."""
+    keep = KEY + ["verdict"]
+    merged = default_rows(before)[keep].merge(default_rows(after)[keep], on=KEY, how="outer",
+                                              suffixes=("_before", "_after"))
+    merged = merged.fillna({"verdict_before": "absent", "verdict_after": "absent"})
+    turned = merged[merged["verdict_before"] != merged["verdict_after"]].sort_values(KEY)
+    return [f"{r.item}/{r.quantity}: {r.verdict_before} → {r.verdict_after}" for r in turned.itertuples()]
+
+
+def values_changed(before: pd.DataFrame, after: pd.DataFrame) -> int:
+    """Default rows whose reproduced value changed (beyond 1e-9 relative), NaN ↔ number included."""
+    merged = default_rows(before)[KEY + ["reproduced"]].merge(default_rows(after)[KEY + ["reproduced"]], on=KEY)
+    x, y = (pd.to_numeric(merged[c], errors="coerce") for c in ("reproduced_x", "reproduced_y"))
+    same = (x.isna() & y.isna()) | ((x - y).abs() <= 1e-9 * y.abs().clip(lower=1e-300))
+    return int((~same).sum())
+
+
+def rewritten_results(base: Path, folder: Path) -> tuple[int, int]:
+    """(experiment results files the rerun rewrote, of which differ in content from the baseline's)."""
+    rewritten = differ = 0
+    for path in (folder / "results").rglob("*.parquet"):
+        relative = path.relative_to(folder)
+        if path.name == "claims.parquet" or relative.parts[1] == "benchmarks":
+            continue
+        original = base / relative
+        if original.exists() and os.path.samefile(original, path):
+            continue
+        rewritten += 1
+        if not original.exists() or not pd.read_parquet(original).equals(pd.read_parquet(path)):
+            differ += 1
+    return rewritten, differ
+
+
+def jobs_run(output: str) -> str:
+    """'rule×count' of Snakemake's job stats table."""
+    match = re.search(r"Job stats:\n.*?\n-+\s+-+\n(.*?)\ntotal", output, re.S)
+    if not match:
+        return ""
+    return " ".join(f"{rule}×{count}" for rule, count in (line.split() for line in match.group(1).splitlines()))
+
+
+def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int) -> dict:
+    folder = workdir / mistake.id
+    copy_baseline(base, folder)
+    apply(mistake, folder / "src")
+    extra = ["--rerun-triggers", "mtime", "--forcerun", *mistake.rules, "--", SCOREBOARD]
+    rc, seconds, output = snakemake(folder, cores, extra, workdir / f"{mistake.id}.log")
+    row = {"id": mistake.id, "paper": mistake.paper, "change": mistake.change,
+           "file": f"src/isonorm/{mistake.file}", "rules": " ".join(mistake.rules), "jobs": jobs_run(output),
+           "seconds": round(seconds, 1)}
+    rebuilt = not os.path.samefile(base / SCOREBOARD, folder / SCOREBOARD)
+    if rc or not rebuilt:
+        return {**row, "status": f"snakemake failed (exit {rc}): the mistake stops the run, see "
+                                 f"{workdir / (mistake.id + '.log')}", "n_turned": math.nan, "turned": ""}
+    before, after = pd.read_csv(base / SCOREBOARD), pd.read_csv(folder / SCOREBOARD)
+    turned = turned_verdicts(before, after)
+    rewritten, differ = rewritten_results(base, folder)
+    return {**row, "status": "ok", "results_rewritten": rewritten, "results_differ": differ,
+            "values_changed": values_changed(before, after), "n_turned": len(turned), "turned": "; ".join(turned)}
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+
+def record(rows: list[dict], stem: Path, meta: dict) -> None:
+    """CSV (one row per mistake) and a short JSON summary; rewritten after every mistake."""
+    frame = pd.DataFrame(rows)
+    frame.to_csv(stem.with_suffix(".csv"), index=False)
+    done = frame[frame["status"] == "ok"] if len(frame) else frame
+    summary = {
+        **meta,
+        "mistakes_run": len(frame),
+        "turned_some_verdict": int((done["n_turned"] > 0).sum()) if len(done) else 0,
+        "stopped_the_run": int((frame["status"] != "ok").sum()) if len(frame) else 0,
+        "turned_nothing": done.loc[done["n_turned"] == 0, "id"].tolist() if len(done) else [],
+        "per_mistake": {r["id"]: r["n_turned"] for r in rows},
+    }
+    stem.with_suffix(".json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mistakes", help="comma-separated ids (default: all): " + ",".join(BY_ID))
+    parser.add_argument("--workdir", type=Path, help="where the baseline and each mistake's copy live "
+                                                     "(default: a temporary folder, kept)")
+    parser.add_argument("--cores", type=int, default=1)
+    parser.add_argument("--dry-run", action="store_true", help="check the substitutions apply and import; no runs")
+    args = parser.parse_args(argv)
+    ids = args.mistakes.split(",") if args.mistakes else list(BY_ID)
+    unknown = [i for i in ids if i not in BY_ID]
+    if unknown:
+        parser.error(f"unknown mistakes {unknown}; known: {', '.join(BY_ID)}")
+    mistakes = [BY_ID[i] for i in ids]
+    if args.dry_run:
+        dry_run(mistakes)
+        return 0
+    for mistake in mistakes:  # every anchor checked before the long baseline run
+        patched_text(mistake, REPO / "src")
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="power-"))).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    base, base_seconds = baseline(workdir, args.cores)
+    today = datetime.date.today().isoformat()
+    stem = RECORDS / f"power-cpu-{today}"
+    meta = {"date": today, "commit": _commit(), "cores": args.cores, "workdir": str(workdir),
+            "baseline_seconds": round(base_seconds, 1),
+            "command": "python benchmarks/power.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    rows = []
+    for mistake in mistakes:
+        print(f"{mistake.id}: {mistake.change}; rerunning {', '.join(mistake.rules)}", flush=True)
+        rows.append(run_mistake(mistake, base, workdir, args.cores))
+        print(f"  {rows[-1]['status']}: {rows[-1]['n_turned']} verdicts turned in {rows[-1]['seconds']} s; "
+              f"{rows[-1]['turned']}", flush=True)
+        record(rows, stem, meta)
+    print(f"recorded {stem}.csv and .json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
