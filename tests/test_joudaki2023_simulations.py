@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as s
+from isonorm.report.claims import Measured
 from isonorm.experiments.joudaki2023 import simulations
 
 # The smoke tests of D-Fig4 … D-FigB3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.
@@ -204,9 +205,25 @@ def test_claims_cover_every_item_and_are_floats(quick_results):
     assert set(out) == set(s.ITEMS)
     for item, quantities in out.items():
         assert quantities, item
-        assert all(isinstance(v, float) for v in quantities.values()), item
-    assert out["fig4"]["log10_gap_relu_l0"] > 0  # a degenerate input is far from isometric
-    assert out["fig6"]["exp_mf_missing_at_last_layer"] in (0.0, 1.0)
+        assert all(isinstance(v, Measured) for v in quantities.values()), item
+    assert out["fig4"]["log10_gap_relu_l0"].value > 0  # a degenerate input is far from isometric
+    assert out["fig6"]["exp_mf_missing_at_last_layer"].value in (0.0, 1.0)
+
+
+def test_claims_carry_the_spread_over_runs(quick_results):
+    """Docs "Seed spreads": a quantity of the plotted mean curve carries the spread of the same quantity over
+    the runs' own curves; the quick profile's 2 runs give a finite, non-negative half-width."""
+    out = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
+    value, spread = out["fig4"]["log10_gap_relu_layer_l1"]
+    assert np.isfinite(value) and spread >= 0
+    assert out["fig9"]["max_log10_layer_over_mf_l30"].value == pytest.approx(max(
+        out["fig9"][f"log10_gap_d{d}_layer_l30"].value - out["fig9"][f"log10_gap_d{d}_mf_l30"].value
+        for d in (8, 16)), nan_ok=True)
+
+
+def test_per_block_drops_an_incomplete_block():
+    frame = pd.DataFrame({"run": [0, 1, 2, 3, 4], "x": [1.0, 3.0, 5.0, 7.0, 100.0]})
+    assert s.per_block(lambda f: {"x": float(f.x.mean())}, frame, 2) == {"x": [2.0, 6.0]}
 
 
 def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, tmp_path):
@@ -226,10 +243,11 @@ def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, t
     out = s.claims(paths, {"figb2": {"prediction_factor": 10}})
     plain = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
     for item, quantities in plain.items():
-        assert {k: v for k, v in out[item].items() if k in quantities} == pytest.approx(quantities, nan_ok=True)
+        assert ({k: v.value for k, v in out[item].items() if k in quantities}
+                == pytest.approx({k: v.value for k, v in quantities.items()}, nan_ok=True))
     assert {"last_finite_layer_relu_none_mc_constants", "last_finite_layer_sigmoid_none_mc_constants",
             "last_finite_layer_exp_none_mc_constants"} <= set(out["fig5"])
-    assert {"first_layer_exp_mf_above_10_5runs", "log10_gap_exp_mf_max_to_l6_5runs"} <= set(out["fig6"])
+    assert {"first_layer_exp_mf_above_10_5runs", "log10_gap_exp_mf_max_to_l6_block_mean"} <= set(out["fig6"])
     assert {"log10_gap_relu_min_d8", "log10_gap_relu_l30_d8", "log10_gap_selu_l30_d8"} <= set(out["fig8a"])
     assert {"log10_gap_d8_mf_l30_5runs", "log10_gap_d16_mf_l30_5runs"} <= set(out["fig9"])
 

@@ -23,16 +23,18 @@ run count (:func:`block_means`) to show how much a mean over that many runs vari
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from ...report.claims import Measured, measured_over_runs, spread_over_runs
 from ...results import read_all_results
 
 Convention = Literal["faithful", "post_norm"]
-Claims = dict[str, dict[str, float]]
+Claims = dict[str, dict[str, "float | Measured"]]
+Reducer = Callable[[pd.DataFrame], dict[str, float]]
 
 ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
 """Item suffixes of the simulator figures (architecture §2), in the paper's order."""
@@ -181,6 +183,27 @@ def gain_prediction(frame: pd.DataFrame, factor: float) -> pd.DataFrame:
     return rows
 
 
+# --- seed spreads (docs/decisions/joudaki2023.md, "Seed spreads") -------------------------------------------
+
+
+def per_block(reduce: Reducer, frame: pd.DataFrame, block_runs: int = 1) -> dict[str, list[float]]:
+    """``reduce`` applied to each block of ``block_runs`` consecutive run indices (each run alone by default),
+    quantity -> one value per complete block: a quantity of a mean curve measured on each run's (or block's)
+    own curve. An incomplete last block is dropped."""
+    unit = frame.run // block_runs
+    sizes = frame.groupby(unit).run.nunique()
+    values = [reduce(part) for block, part in frame.groupby(unit) if sizes[block] == block_runs]
+    return {name: [v.get(name, math.nan) for v in values] for name in (values[0] if values else {})}
+
+
+def measured_with_spread(reduce: Reducer, frame: pd.DataFrame, block_runs: int = 1) -> dict[str, Measured]:
+    """Each quantity of ``reduce`` on the plotted (all-run) curves, with its seed spread: the 95 % half-width
+    over the same quantity measured per run, or per block of ``block_runs`` runs where a reading pools many."""
+    value = reduce(frame)
+    units = per_block(reduce, frame, block_runs)
+    return {name: Measured(float(v), spread_over_runs(units.get(name, []))) for name, v in value.items()}
+
+
 # --- claims -------------------------------------------------------------------------------------------
 
 
@@ -254,24 +277,41 @@ def _fig5_mc_constants(df: pd.DataFrame) -> dict[str, float]:
             for act in ("relu", "sigmoid", "exp") if act in set(df.activation)}
 
 
-def _fig6_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
-    """Decision D21: exp with MF normalization averaged over every run (the item's and the reading's)."""
+def _fig6_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> Claims:
+    """Decision D21: exp with MF normalization averaged over every run (the item's and the reading's), and the
+    height of the early spike that a mean over the paper's run count reaches (one per block of that many runs:
+    the figure's "> 10 by ℓ ≈ 5" is a statement about a 10-run mean, not about the pooled one)."""
     runs = pooled_runs(default, more)
-    exp_mf = plotted_curve(runs, activation="exp", normalization="mf")
     label = runs_label(runs)
-    return {f"first_layer_exp_mf_above_10_{label}": first_layer_above(exp_mf, 10.0),
-            f"log10_gap_exp_mf_max_to_l6_{label}": log10(float(early_part(exp_mf).max()))}
+
+    def crossing(frame: pd.DataFrame) -> dict[str, float]:
+        return {f"first_layer_exp_mf_above_10_{label}": first_layer_above(
+            plotted_curve(frame, activation="exp", normalization="mf"), 10.0)}
+
+    def height(frame: pd.DataFrame) -> dict[str, float]:
+        exp_mf = plotted_curve(frame, activation="exp", normalization="mf")
+        return {"log10_gap_exp_mf_max_to_l6_block_mean": log10(float(early_part(exp_mf).max()))}
+
+    block_runs = default.run.nunique()
+    spike = per_block(height, runs, block_runs)
+    return {**measured_with_spread(crossing, runs, block_runs),
+            **{name: measured_over_runs(values) for name, values in spike.items()}}
 
 
-def _fig9_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> dict[str, float]:
-    """Decision D23: the MF curve at ℓ = 30 averaged over every run, per width."""
+def _fig9_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> Claims:
+    """Decision D23: the MF curve at ℓ = 30 averaged over every run, per width; the spread over blocks of the
+    item's run count."""
     runs = pooled_runs(default, more)
-    out = {}
-    for width in sorted(runs.width.unique()):
-        mf = plotted_curve(runs, width=int(width), normalization="mf")
-        label = runs_label(select(runs, width=int(width), normalization="mf"))
-        out[f"log10_gap_d{int(width)}_mf_l30_{label}"] = log10(float(mf.get(30, math.nan)))
-    return out
+
+    def at_l30(frame: pd.DataFrame) -> dict[str, float]:
+        out = {}
+        for width in sorted(runs.width.unique()):
+            mf = plotted_curve(frame, width=int(width), normalization="mf")
+            label = runs_label(select(runs, width=int(width), normalization="mf"))
+            out[f"log10_gap_d{int(width)}_mf_l30_{label}"] = log10(float(mf.get(30, math.nan)))
+        return out
+
+    return measured_with_spread(at_l30, runs, default.run.nunique())
 
 
 def _fig8b(df: pd.DataFrame) -> dict[str, float]:
@@ -286,7 +326,7 @@ def _fig8b(df: pd.DataFrame) -> dict[str, float]:
 def _fig9(df: pd.DataFrame) -> dict[str, float]:
     means = line_means(df, ["width", "normalization"])
     out: dict[str, float] = {}
-    holds = []
+    excess = []
     for width in sorted(df.width.unique()):
         d = int(width)
         mf = curve(means, width=d, normalization="mf")
@@ -294,8 +334,10 @@ def _fig9(df: pd.DataFrame) -> dict[str, float]:
         out[f"log10_gap_d{d}_layer_l30"] = log10(float(ln.get(30, math.nan)))
         out[f"log10_gap_d{d}_mf_min"] = log10(float(mf[mf.index >= 1].min()))
         out[f"log10_gap_d{d}_mf_l30"] = log10(float(mf.get(30, math.nan)))
-        holds.append(ln.get(30, math.nan) < mf.get(30, math.nan))
-    out["layer_below_mf_at_l30_every_width"] = float(all(holds))
+        excess.append(out[f"log10_gap_d{d}_layer_l30"] - out[f"log10_gap_d{d}_mf_l30"])
+    # "LayerNorm ends below MF normalization at every width", scored as the number it states (D-Fig9): the
+    # largest excess of the LN curve over the MF curve at ℓ = 30, in decades (< 0 when LN is below everywhere).
+    out["max_log10_layer_over_mf_l30"] = float(np.max(excess))
     return out
 
 
@@ -338,11 +380,11 @@ def _figb3(df: pd.DataFrame) -> dict[str, float]:
         for variant in ("MF", "xavier"):
             out[f"log10_gap_{act}_{variant.lower()}_l30"] = log10(
                 value_at(means, 30, activation=act, variant=variant))
+    # The claims of D-FigB3 as the numbers they state: MF's improvement over Xavier at ℓ = 30 in decades.
     gain = {act: out[f"log10_gap_{act}_xavier_l30"] - out[f"log10_gap_{act}_mf_l30"]
             for act in ("selu", "leaky_relu", "relu", "tanh")}
-    out["mf_below_xavier_relu_leaky_relu_selu"] = float(all(gain[a] > 0 for a in ("relu", "leaky_relu", "selu")))
-    out["largest_improvement_relu_and_leaky_relu"] = float(
-        min(gain["relu"], gain["leaky_relu"]) > max(gain["selu"], gain["tanh"]))
+    out["min_log10_mf_gain_relu_leaky_relu_selu"] = min(gain[a] for a in ("relu", "leaky_relu", "selu"))
+    out["log10_mf_gain_margin_relu_leaky_relu"] = min(gain["relu"], gain["leaky_relu"]) - max(gain["selu"], gain["tanh"])
     return out
 
 
@@ -351,16 +393,19 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
 
     ``results`` maps the result keys (experiment names: fig4, fig5_6, ...) to Parquet paths; a missing key
     skips its items. ``cfg`` is the ``joudaki2023`` config (only Fig. B.2's ``prediction_factor`` is read).
-    Booleans are 1.0/0.0; a value that cannot be measured (a missing point) is NaN.
+    Every value is a ``Measured``: the quantity on the plotted curves with its seed spread over runs (or over
+    blocks of the item's run count for a reading with more runs); booleans are 1.0/0.0; a value that cannot
+    be measured (a missing point) is NaN.
     """
-    reducers = {"fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b,
-                "fig9": _fig9, "figa1": _figa1, "figb3": _figb3,
-                "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
+    reducers: dict[str, Reducer] = {
+        "fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b, "fig9": _fig9,
+        "figa1": _figa1, "figb3": _figb3, "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
     # Readings (D19): reduced alone (a setting read another way) or pooled with the item's own runs (more runs).
     reading_reducers = {
-        "fig5": lambda own, reading: _fig5_mc_constants(reading),
+        "fig5": lambda own, reading: measured_with_spread(_fig5_mc_constants, reading),
         "fig6": _fig6_more_runs,
-        "fig8a": lambda own, reading: _fig8a(reading, suffix="_d" + "_".join(map(str, sorted(reading.width.unique())))),
+        "fig8a": lambda own, reading: measured_with_spread(
+            lambda df: _fig8a(df, suffix="_d" + "_".join(map(str, sorted(reading.width.unique())))), reading),
         "fig9": _fig9_more_runs,
     }
     loaded: dict[str, pd.DataFrame] = {}
@@ -375,7 +420,7 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
         key = RESULT_KEYS[item]
         if not results.get(key):
             continue
-        out[item] = reducers[item](load(key))
+        out[item] = dict(measured_with_spread(reducers[item], load(key)))
         reading = READINGS.get(item)
         if reading is not None and results.get(reading):
             out[item].update(reading_reducers[item](load(key), load(reading)))
