@@ -7,12 +7,14 @@ meterez2024.yaml for the at-init items and Table D1; a result key that is absent
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...report.claims import Measured, blocks, spread_over_runs
 from ...results import read_all_results
 
 # Thresholds of the qualitative claims. They only turn the paper's words into a yes/no; each is far from
@@ -25,10 +27,11 @@ COINCIDE = 0.01  # E1 "the ℓ-curves nearly coincide": spread across ℓ below 
 
 
 def finite_stats(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Per group: mean and std (ddof 1) of the finite values, their count, and the count of non-finite ones."""
+    """Per group: mean, std (ddof 1) and seed spread (95 % CI half-width, ``spread_over_runs``) of the finite
+    values, their count, and the count of non-finite ones."""
     finite = np.isfinite(frame["value"].to_numpy(dtype=float))
     grouped = frame.assign(_finite=finite, _v=frame["value"].where(finite)).groupby(list(by), dropna=False)
-    return grouped.agg(mean=("_v", "mean"), std=("_v", "std"), n=("_finite", "sum"),
+    return grouped.agg(mean=("_v", "mean"), std=("_v", "std"), spread=("_v", spread_over_runs), n=("_finite", "sum"),
                        nonfinite=("_finite", lambda s: int((~s).sum()))).reset_index()
 
 
@@ -87,38 +90,67 @@ def rank_table_text(frame: pd.DataFrame, order: Sequence[str] = ("cifar10", "mni
 
 
 # --- claims ------------------------------------------------------------------------------------------------------
+# Every at-init quantity carries its seed spread over the item's 10 runs (report.claims.Measured; docs/decisions/
+# meterez2024.md "Tolerances"): a quantity of a mean curve (a level, a log of a mean, a difference of two curves)
+# is recomputed per run and the spread is that of the per-run values. A relation the paper states in words
+# ("decays", "lies above", "grows") is scored as the number it is about (a log ratio, the smallest offset), so a
+# flat curve or seed noise cannot pass it.
+
+
+def _where(frame: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    mask = np.ones(len(frame), dtype=bool)
+    for key, value in where.items():
+        mask &= (frame[key] == value).to_numpy()
+    return frame[mask]
 
 
 def _mean_at(stats: pd.DataFrame, **where: Any) -> float:
-    mask = np.ones(len(stats), dtype=bool)
-    for key, value in where.items():
-        mask &= (stats[key] == value).to_numpy()
-    values = stats.loc[mask, "mean"]
+    values = _where(stats, **where)["mean"]
     return float(values.iloc[0]) if len(values) else float("nan")
+
+
+def _per_run(frame: pd.DataFrame, **where: Any) -> pd.Series:
+    """One value per run (indexed by run) of the rows selected by ``where``; non-finite ones as NaN."""
+    rows = _where(frame, **where)
+    values = rows["value"].astype(float).where(np.isfinite(rows["value"].astype(float)))
+    return pd.Series(values.to_numpy(), index=rows["run"].to_numpy())
+
+
+def _with_spread(value: float, per_run: pd.Series | np.ndarray) -> Measured:
+    """``value`` (a quantity of the mean curve) with the seed spread of its per-run values."""
+    return Measured(float(value), spread_over_runs(np.asarray(per_run, dtype=float)))
+
+
+def _log10(values: pd.Series) -> pd.Series:
+    return np.log10(values.where(values > 0))
 
 
 def _flag(condition: bool) -> float:
     return 1.0 if condition else 0.0
 
 
-def _fig1_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _fig1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     curves = fig1_curves(frame)
     last = int(frame["layer"].max())
-    out: dict[str, float] = {}
-    ratios = {}
+    out: dict[str, float | Measured] = {}
+    decay = {}
     for width in sorted(frame["width"].unique()):
         emp0, emp_last = (_mean_at(curves, width=width, source="empirical", layer=ell) for ell in (0, last))
         th0, th_last = (_mean_at(curves, width=width, source="theory", layer=ell) for ell in (0, last))
-        out[f"log10_empirical_d{width}_first"] = float(np.log10(emp0))
-        out[f"log10_empirical_d{width}_last"] = float(np.log10(emp_last))
-        out[f"log10_theory_d{width}_first"] = float(np.log10(th0))
+        run0, run_last = (_log10(_per_run(frame, width=width, source="empirical", layer=ell)) for ell in (0, last))
+        out[f"log10_empirical_d{width}_first"] = _with_spread(np.log10(emp0), run0)
+        out[f"log10_empirical_d{width}_last"] = _with_spread(np.log10(emp_last), run_last)
+        out[f"log10_theory_d{width}_first"] = float(np.log10(th0))  # a closed form of the input: no seed spread
         out[f"log10_theory_d{width}_last"] = float(np.log10(th_last))
-        out[f"decays_d{width}"] = _flag(emp_last < emp0)
+        # "decays with depth": log10 φ(last)/φ(first), per run (≤ 0 claimed)
+        decay[width] = run_last - run0
+        out[f"log10_decay_d{width}"] = _with_spread(np.log10(emp_last / emp0), decay[width])
         out[f"theory_equals_empirical_at_input_d{width}"] = _flag(abs(emp0 - th0) <= 1e-3 * th0)
-        ratios[width] = emp_last / emp0
-    widths = sorted(ratios)
-    if len(widths) > 1:  # "the rate depends on width": the wider network decays more slowly
-        out["wider_decays_slower"] = _flag(ratios[widths[-1]] > ratios[widths[0]])
+    widths = sorted(decay)
+    if len(widths) > 1:  # "the rate depends on width": the wider network decays less (difference ≥ 0 claimed)
+        wide, narrow = decay[widths[-1]], decay[widths[0]]
+        gap = out[f"log10_decay_d{widths[-1]}"].value - out[f"log10_decay_d{widths[0]}"].value
+        out["log10_decay_width_gap"] = _with_spread(gap, (wide - narrow).dropna())
     return out
 
 
@@ -128,13 +160,18 @@ def _depth_ends(curve: pd.DataFrame) -> tuple[float, float, float]:
     return float(curve["mean"].iloc[0]), float(curve["mean"].iloc[-1]), float(curve["mean"].max() - curve["mean"].min())
 
 
-def _fig2_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _level(row: pd.Series) -> Measured:
+    """A depth curve's point (run mean) with its seed spread (``finite_stats``' ``spread``)."""
+    return Measured(float(row["mean"]), float(row["spread"]))
+
+
+def _fig2_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     curves = depth_curves(frame, "log_grad", ["input"])
-    out = {}
+    out: dict[str, float | Measured] = {}
     names = {"batch": "nondegenerate", "degenerate": "degenerate"}
     for kind, name in names.items():
         for _, row in curves[curves["input"] == kind].iterrows():
-            out[f"{name}_depth{int(row['depth'])}"] = float(row["mean"])
+            out[f"{name}_depth{int(row['depth'])}"] = _level(row)
     _, last_n, span_n = _depth_ends(curves[curves["input"] == "batch"])
     first_d, last_d, _ = _depth_ends(curves[curves["input"] == "degenerate"])
     out["nondegenerate_flat"] = _flag(span_n < FLAT_TOLERANCE)
@@ -142,19 +179,21 @@ def _fig2_claims(frame: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _fig3_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _fig3_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     curves = depth_curves(frame, "log_grad", ["init"])
-    out = {}
+    out: dict[str, float | Measured] = {}
     for init, name in (("orthogonal", "orthogonal"), ("xavier_normal", "normal")):
         for _, row in curves[curves["init"] == init].iterrows():
-            out[f"{name}_depth{int(row['depth'])}"] = float(row["mean"])
+            out[f"{name}_depth{int(row['depth'])}"] = _level(row)
     _, _, span_o = _depth_ends(curves[curves["init"] == "orthogonal"])
     normal = curves[curves["init"] == "xavier_normal"].sort_values("depth")
     first, last, _ = _depth_ends(normal)
     out["orthogonal_bounded"] = _flag(span_o < FLAT_TOLERANCE)
     out["normal_grows"] = _flag(last - first > EXPLODES)
     depths = normal["depth"].to_numpy(dtype=float)
-    out["normal_slope_per_layer"] = float((last - first) / (depths[-1] - depths[0]))
+    sub = frame[(frame["metric"] == "log_grad") & (frame["init"] == "xavier_normal")]
+    per_run = (_per_run(sub, depth=depths[-1]) - _per_run(sub, depth=depths[0])) / (depths[-1] - depths[0])
+    out["normal_slope_per_layer"] = _with_spread((last - first) / (depths[-1] - depths[0]), per_run)
     return out
 
 
@@ -162,13 +201,13 @@ def _gain_name(exponent: float) -> str:
     return "without_gain" if exponent == 0 else "with_gain"
 
 
-def _fig5_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _fig5_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     curves = depth_curves(frame, "log_grad", ["gain_exponent", "activation"])
-    out = {}
+    out: dict[str, float | Measured] = {}
     for _, row in curves.iterrows():
         key = f"{_gain_name(row['gain_exponent'])}_{row['activation']}_depth{int(row['depth'])}"
         total = row["n"] + row["nonfinite"]
-        out[key] = float(row["mean"])
+        out[key] = _level(row)
         out[f"{key}_nonfinite"] = _flag(total > 0 and row["nonfinite"] / total > NONFINITE_MAJORITY)
     with_gain = curves[curves["gain_exponent"] != 0]
     out["with_gain_all_bounded"] = _flag(
@@ -184,74 +223,117 @@ def _fig5_claims(frame: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _figg5_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _figg5_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     without = frame[frame["gain_exponent"] == 0]
     curves = depth_curves(without, "last_isogap", ["activation"])
-    out = {}
+    gaps = without[without["metric"] == "last_isogap"]
+    out: dict[str, float | Measured] = {}
     for _, row in curves.iterrows():
-        out[f"log10_isogap_{row['activation']}_depth{int(row['depth'])}"] = float(np.log10(row["mean"]))
+        per_run = _log10(_per_run(gaps, activation=row["activation"], depth=row["depth"]))
+        out[f"log10_isogap_{row['activation']}_depth{int(row['depth'])}"] = _with_spread(np.log10(row["mean"]), per_run)
     identity = curves[curves["activation"] == "identity"]
-    if len(identity):
+    if len(identity):  # "the identity's gap decays with depth": log10 φ(deepest)/φ(shallowest), ≤ 0 claimed
         first, last, _ = _depth_ends(identity)
-        out["identity_isogap_decays"] = _flag(last < first)
+        shallow, deep = identity["depth"].min(), identity["depth"].max()
+        per_run = (_log10(_per_run(gaps, activation="identity", depth=deep))
+                   - _log10(_per_run(gaps, activation="identity", depth=shallow)))
+        out["identity_log10_isogap_drop"] = _with_spread(np.log10(last / first), per_run)
     tanh = curves[curves["activation"] == "tanh"]
     if len(tanh):  # "once the isometry gap plateaus": tanh's gap stays of order one at every depth
         out["tanh_isogap_plateaus"] = _flag(bool((tanh["mean"] > 0.3).all()))
     return out
 
 
-def _figg6_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _figg6_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     curves = depth_curves(frame, "log_grad", ["mean_reduction"])
-    out = {}
+    grads = frame[frame["metric"] == "log_grad"]
+    out: dict[str, float | Measured] = {}
     for _, row in curves.iterrows():
-        out[f"{'with' if row['mean_reduction'] else 'without'}_depth{int(row['depth'])}"] = float(row["mean"])
+        out[f"{'with' if row['mean_reduction'] else 'without'}_depth{int(row['depth'])}"] = _level(row)
     wide = curves.pivot(index="depth", columns="mean_reduction", values="mean")
     if True in wide.columns and False in wide.columns:
         offset = wide[True] - wide[False]
-        out["mean_offset"] = float(offset.mean())
-        out["with_above_without"] = _flag(bool((offset > 0).all()))
+        # per run: the offset curve (run r of each variant), its mean and its minimum over depths
+        per_depth = pd.DataFrame({depth: _per_run(grads, mean_reduction=True, depth=depth)
+                                  - _per_run(grads, mean_reduction=False, depth=depth) for depth in wide.index})
+        out["mean_offset"] = _with_spread(offset.mean(), per_depth.mean(axis=1))
+        # "with lies above without at every depth": the smallest offset over depths, ≥ 0 claimed
+        out["min_offset"] = _with_spread(offset.min(), per_depth.min(axis=1))
     return out
 
 
-def _fige1_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _run_fits(frame: pd.DataFrame) -> pd.DataFrame:
+    """``explosion_fit`` of each run alone (activation, run, c1, c2): the seed spread of the fitted curve."""
+    rows = []
+    for run, part in frame[frame["metric"] == "rate"].groupby("run"):
+        rows += [dict(fit, run=run) for fit in explosion_fit(part).to_dict("records")]
+    return pd.DataFrame(rows)
+
+
+def _fige1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     per_layer = rate_means(frame, ["activation", "gain"])
     pooled = per_layer.groupby(["activation", "gain"])["mean"].agg(["mean", lambda s: s.max() - s.min()])
     pooled.columns = ["mean", "spread"]
-    out = {}
+    rates = frame[frame["metric"] == "rate"]
+    out: dict[str, float | Measured] = {}
     for (activation, gain), row in pooled.iterrows():
-        out[f"{activation}_alpha{gain:g}"] = float(row["mean"])
+        per_run = _where(rates, activation=activation, gain=gain).groupby("run")["value"].mean()
+        out[f"{activation}_alpha{gain:g}"] = _with_spread(row["mean"], per_run)
     for activation, group in pooled.groupby(level="activation"):
         out[f"{activation}_curves_coincide"] = _flag(bool((group["spread"].fillna(np.inf) < COINCIDE).all()))
+    runs = _run_fits(frame)
     for _, fit in explosion_fit(frame).iterrows():
-        out[f"{fit['activation']}_c2"] = float(fit["c2"])
+        mine = runs[runs["activation"] == fit["activation"]] if len(runs) else runs
+        out[f"{fit['activation']}_c2"] = _with_spread(fit["c2"], mine["c2"] if len(mine) else [])
         for alpha in (0.5, 0.9):
-            out[f"{fit['activation']}_fit_alpha{alpha:g}"] = float(fit["c1"] * alpha ** fit["c2"])
+            per_run = mine["c1"] * alpha ** mine["c2"] if len(mine) else []
+            out[f"{fit['activation']}_fit_alpha{alpha:g}"] = _with_spread(fit["c1"] * alpha ** fit["c2"], per_run)
     return out
 
 
-def _fige2_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _fige2_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     means = rate_means(frame, ["activation", "gain_exponent", "depth"])
-    out = {}
+    rates = frame[frame["metric"] == "rate"]
+    out: dict[str, float | Measured] = {}
     for _, row in means.iterrows():
-        out[f"{row['activation']}_depth{int(row['depth'])}_exp{-row['gain_exponent']:g}"] = float(row["mean"])
+        out[f"{row['activation']}_depth{int(row['depth'])}_exp{-row['gain_exponent']:g}"] = _level(row)
     for activation, group in means.groupby("activation"):
-        grows = []
-        for _, per_depth in group.groupby("depth"):
+        # "the rate grows with the exponent": R(10) at the weakest shaping minus at the strongest, per depth; the
+        # smallest over depths is the number the claim is about (≥ 0 claimed)
+        gaps, per_run = [], []
+        for depth, per_depth in group.groupby("depth"):
             per_depth = per_depth.sort_values("gain_exponent")  # a small = exponent near 0 = strong gain
-            grows.append(float(per_depth["mean"].iloc[0]) > float(per_depth["mean"].iloc[-1]))
-        out[f"{activation}_rate_grows_with_exponent"] = _flag(all(grows))
+            weak, strong = per_depth["gain_exponent"].iloc[0], per_depth["gain_exponent"].iloc[-1]
+            gaps.append(float(per_depth["mean"].iloc[0]) - float(per_depth["mean"].iloc[-1]))
+            per_run.append(_per_run(rates, activation=activation, depth=depth, gain_exponent=weak)
+                           - _per_run(rates, activation=activation, depth=depth, gain_exponent=strong))
+        out[f"{activation}_rate_gain_min"] = _with_spread(min(gaps), pd.concat(per_run, axis=1).min(axis=1))
     return out
 
 
-def _tabled1_claims(frame: pd.DataFrame) -> dict[str, float]:
+def _std_with_spread(values: np.ndarray, count: int = 10) -> Measured:
+    """The std (ddof 1) of the per-batch values with its seed spread: the variance is the mean of the squared
+    deviations (× n/(n−1)), whose spread over ``count`` blocks of batches maps to the std as spread / (2·std)."""
+    std = float(np.std(values, ddof=1)) if values.size > 1 else math.nan
+    if values.size < 2 * count:
+        return Measured(std)
+    squared = (values - values.mean()) ** 2 * values.size / (values.size - 1)
+    spread = spread_over_runs(blocks(squared, count))
+    return Measured(std, 0.0 if std == 0 else spread / (2 * std))
+
+
+def _tabled1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     summary = rank_summary(frame)
-    out = {}
+    out: dict[str, float | Measured] = {}
     for _, row in summary.iterrows():
-        out[f"{row['dataset']}_n{int(row['n'])}_rank_mean"] = float(row["rank_mean"])
-        out[f"{row['dataset']}_n{int(row['n'])}_rank_std"] = float(row["rank_std"])
+        batches = _where(frame, dataset=row["dataset"], n=row["n"])
+        ranks = batches[batches["metric"] == "rank"]["value"]
+        out[f"{row['dataset']}_n{int(row['n'])}_rank_mean"] = _with_spread(row["rank_mean"], ranks)
+        out[f"{row['dataset']}_n{int(row['n'])}_rank_std"] = _std_with_spread(ranks.to_numpy(dtype=float))
     for dataset, group in summary.groupby("dataset"):
         largest = group.loc[group["n"].idxmax()]
-        out[f"{dataset}_mean_cosine_n{int(largest['n'])}"] = float(largest["mean_cosine_mean"])
+        cosines = _where(frame, dataset=dataset, n=largest["n"], metric="mean_cosine")["value"]
+        out[f"{dataset}_mean_cosine_n{int(largest['n'])}"] = _with_spread(largest["mean_cosine_mean"], cosines)
         small = group[group["n"] <= 64]  # "batches are full rank for small n" (App. D)
         out[f"{dataset}_full_rank_small_n"] = _flag(bool((small["rank_mean"] == small["n"]).all()))
     return out
@@ -270,8 +352,8 @@ CLAIMS = {  # item suffix → (result key, reduction)
 }
 
 
-def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any] | None = None) -> dict[str, dict[str, float]]:
-    """Item suffix → {quantity: value} for the at-init items and Table D1; absent result keys are skipped.
+def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any] | None = None) -> dict[str, dict[str, float | Measured]]:
+    """Item suffix → {quantity: value or Measured (value, seed spread)} for the at-init items and Table D1; absent result keys are skipped.
 
     ``cfg`` (the paper's config) is accepted for the shared claims signature; the reductions need none of it.
     """

@@ -2,8 +2,8 @@
 
 "mid" layers are ℓ ∈ [L/4, 3L/4] (the figures' flat middle, C-Fig6/C-FigF1/C-FigF2 read-offs "mid-layer"); a
 "final" value is the last epoch a run recorded (runs that stopped, or budget caps, end earlier; decision C5
-"plots show whatever epochs exist"). Log quantities are log10, compared at ±0.2 decades ([RO],
-docs/decisions/README.md).
+"plots show whatever epochs exist"). Log quantities are log10; their tolerances are the figures' read-off
+precisions (docs/decisions/meterez2024.md, "Tolerances"). One run per configuration (C-Fig4): no seed spread.
 """
 
 from __future__ import annotations
@@ -90,8 +90,8 @@ def _profile_claims(frame: pd.DataFrame, dataset: str, depth: int, activation: s
         out[f"phi_mid_log10_d{depth}_{activation}_e{epoch}"] = _log10(mids[-1])
         out[f"phi_last_log10_d{depth}_{activation}_e{epoch}"] = _log10(float(part[part.layer == depth].value.mean()))
         out[f"phi_first_log10_d{depth}_{activation}_e{epoch}"] = _log10(float(part[part.layer == 0].value.mean()))
-    if len(mids) >= 2:
-        out[f"phi_mid_increases_d{depth}_{activation}"] = float(all(b >= a for a, b in zip(mids, mids[1:])))
+    if len(mids) >= 2:  # "increases monotonically with epoch": strictly, so a flat profile does not pass
+        out[f"phi_mid_increases_d{depth}_{activation}"] = float(all(b > a for a, b in zip(mids, mids[1:])))
     for epoch, part in grad.groupby("epoch"):
         out[f"grad_mid_log10_d{depth}_{activation}_e{epoch}"] = _log10(mid_median(part, depth))
         out[f"grad_first_log10_d{depth}_{activation}_e{epoch}"] = _log10(float(part[part.layer == 0].value.mean()))
