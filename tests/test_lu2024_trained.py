@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 import torch
@@ -9,6 +11,7 @@ import torch
 from isonorm.data import fetch_dataset
 from isonorm.experiments.lu2024 import trained_nets as tn
 from isonorm.experiments.lu2024 import trained_summaries as ts
+from isonorm.report.claims import measured_over_runs
 from isonorm.results import read_results, write_results
 
 OPTIMIZERS = {"sgd": {"lr": 1e-3, "momentum": 0.9}, "adam": {"lr": 1e-3}}
@@ -135,9 +138,26 @@ def test_claims_from_results_files(data_root, tmp_path):
     save("fig1", tn.fig1(dict(cfg, dataset="mnist", layer="linearH.0")))
     claims = ts.claims(paths, SUMMARY_CFG)
     assert set(claims) == {"table1", "table3", "fig1"}
-    assert claims["table1"]["sgd_layer1_init"] == pytest.approx(1.0)
-    assert {"sgd_acc", "adam_layer3_trained", "sgd_keeps_layer1_most"} <= set(claims["table1"])
-    assert {"gelu_adam_pii_original", "gelu_adam_acc_norm_res", "norm_res_lower_pii_everywhere"} <= set(claims["table3"])
-    assert claims["table3"]["norm_res_lower_pii_everywhere"] in (0.0, 1.0)
+    assert claims["table1"]["sgd_layer1_init"].value == pytest.approx(1.0)
+    assert {"sgd_acc", "adam_layer3_trained", "sgd_layer1_lead"} <= set(claims["table1"])
+    assert {"gelu_adam_pii_original", "gelu_adam_acc_norm_res", "norm_res_pii_change_max"} <= set(claims["table3"])
+    change = claims["table3"]["norm_res_pii_change_max"].value  # a number: Norm_Res's PII minus Original's
+    assert change == pytest.approx(claims["table3"]["gelu_adam_pii_norm_res"].value
+                                   - claims["table3"]["gelu_adam_pii_original"].value)
     assert claims["fig1"]["cos_unit_diagonal"] == 1.0
-    assert 0 < claims["fig1"]["pii_init"] < 1
+    assert 0 < claims["fig1"]["pii_init"].value < 1
+    assert all(math.isnan(m.spread) for m in claims["table1"].values())  # one seed: no seed spread
+
+
+def test_claims_carry_the_seed_spread_over_seeds():
+    """Two seeds: each cell is their mean with Student's 95 % half-width; relations are computed per seed."""
+    rows = [{"seed": seed, "epoch": epoch, "metric": "pii", "layer": "linearH.1", "orientation": "columns",
+             "optimizer": optimizer, "value": value}
+            for seed, sgd, adam in ((42, 0.9, 0.5), (43, 0.7, 0.6))
+            for optimizer, value in (("sgd", sgd), ("adam", adam)) for epoch in (0, 1)]
+    rows += [{**row, "metric": "test_accuracy", "layer": None, "orientation": None, "value": 90.0 + row["seed"]}
+             for row in rows if row["epoch"] == 1]
+    out = ts._optimizer_claims(pd.DataFrame(rows), "table1", {"Layer_1": "linearH.1"})
+    assert out["sgd_layer1_trained"] == measured_over_runs([0.9, 0.7])
+    assert out["sgd_layer1_lead"] == measured_over_runs([0.4, 0.1])  # per seed, not from the means
+    assert out["adam_acc"].value == pytest.approx(132.5) and out["adam_acc"].spread > 0

@@ -182,11 +182,10 @@ def test_table5_row_is_the_seed_mean_of_the_last_layer_columns_at_the_last_epoch
     assert set(summaries.pii_trajectory(run).epoch) == {0, 1, 2}
 
 
-def test_linear_2_highest_is_a_strict_maximum():
-    row = pd.DataFrame([{"model": "m", "Query": 0.1, "Keys": 0.1, "Values": 0.1, "Atten_Output": 0.1,
-                         "Linear_1": 0.2, "Linear_2": 0.3}])
-    assert summaries.linear_2_highest(row)
-    assert not summaries.linear_2_highest(row.assign(Linear_1=0.3))
+def test_linear_2_margin_is_per_seed_and_signed():
+    by_seed = pd.DataFrame({"Query": [0.1, 0.1], "Keys": [0.1, 0.1], "Values": [0.1, 0.1], "Atten_Output": [0.1, 0.1],
+                            "Linear_1": [0.2, 0.35], "Linear_2": [0.3, 0.3]}, index=[42, 43])
+    assert summaries.linear_2_margin(by_seed).tolist() == pytest.approx([0.1, -0.05])
 
 
 def test_claims_from_parquet_give_the_reference_quantities(run, tmp_path):
@@ -195,7 +194,10 @@ def test_claims_from_parquet_give_the_reference_quantities(run, tmp_path):
     out = summaries.claims({summaries.RESULT_KEY: [str(path)]}, {})
     assert set(out) == {"table5"}
     expected = {"transformer_query", "transformer_keys", "transformer_values", "transformer_atten_output",
-                "transformer_linear_1", "transformer_linear_2", "transformer_linear_2_highest"}
+                "transformer_linear_1", "transformer_linear_2", "transformer_linear_2_margin"}
     assert set(out["table5"]) == expected
-    assert out["table5"]["transformer_linear_2_highest"] in (0.0, 1.0)
+    cells = out["table5"]  # two seeds: means with their seed spread; the margin is taken per seed
+    assert cells["transformer_linear_2_margin"].value == pytest.approx(
+        summaries.linear_2_margin(summaries.pii_by_seed(run)).mean())
+    assert all(cell.spread > 0 for cell in cells.values())
     assert summaries.claims({}, {}) == {}

@@ -18,7 +18,6 @@ from ...results import read_all_results
 from .checkpoint_pii import CELLS
 
 RESULT_KEYS = ("table5_plms", "table5_llms")  # rules/lu2024 results entries of this part
-PLM_CLOSE_TO_ZERO = 0.1  # "All of their PIIs are close to zero" [paper §4.4]; a random 768-dim matrix gives 0.029
 
 
 def table5_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -60,18 +59,18 @@ def _cells(rows: pd.DataFrame) -> dict[str, float]:
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """{"table5": {quantity: value}} for this part's lines of notebooks/reference/lu2024.yaml.
 
-    Cells: ``pii_<row>_<cell>``. Claims [paper §4.4]: every PLM cell is "close to zero" (< 0.1), and the LLM
-    cells are smaller than the PLM cells (mean over the table's cells). A missing result key is skipped.
+    Cells: ``pii_<row>_<cell>``. The paper's two statements as numbers [paper §4.4]: ``plm_pii_max``, the largest
+    PLM cell ("all of their PIIs are close to zero"), and ``llm_over_plm_mean_pii``, the mean LLM cell over the mean
+    PLM cell ("smaller than those of PLMs": below 1). Weights only, no seeds: no seed spread. A missing result key
+    is skipped.
     """
     out: dict[str, float] = {}
     rows = {key: table5_rows(read_all_results(results[key])) for key in RESULT_KEYS if results.get(key)}
     for table in rows.values():
         out.update(_cells(table))
-    if "table5_plms" in rows:
-        plm = rows["table5_plms"][list(CELLS)].to_numpy(dtype=float)
-        out["plm_pii_all_close_to_zero"] = float(np.nanmax(plm) < PLM_CLOSE_TO_ZERO)
-    if set(rows) == set(RESULT_KEYS):
-        plm = np.nanmean(rows["table5_plms"][list(CELLS)].to_numpy(dtype=float))
-        llm = np.nanmean(rows["table5_llms"][list(CELLS)].to_numpy(dtype=float))
-        out["llm_pii_below_plm_pii"] = float(llm < plm)
+    cells = {key: table[list(CELLS)].to_numpy(dtype=float) for key, table in rows.items()}
+    if "table5_plms" in cells:
+        out["plm_pii_max"] = float(np.nanmax(cells["table5_plms"]))
+    if set(cells) == set(RESULT_KEYS):
+        out["llm_over_plm_mean_pii"] = float(np.nanmean(cells["table5_llms"]) / np.nanmean(cells["table5_plms"]))
     return {"table5": out} if out else {}

@@ -2,14 +2,14 @@
 
 Inputs are the tidy frames of :mod:`.trained_nets` (one row per seed, epoch, metric, layer, orientation) and
 the weights frames of the Table-3 FNN jobs. Table cells are means over the config's ``seeds`` (the paper has
-one run, seed 42); "init" is epoch 0, "trained" the last epoch. PII is read in the ``columns`` orientation
+one run, seed 42), claimed with their seed spread; "init" is epoch 0, "trained" the last epoch. PII is read in the ``columns`` orientation
 (decision A1). Nothing here reads the paper's numbers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,10 +17,11 @@ import pandas as pd
 import torch
 
 from ...metrics import cosine_similarity_matrix, pii
+from ...report.claims import Measured, measured_over_runs
 from ...results import read_all_results
 
 Results = Mapping[str, Sequence[str]]
-Claims = dict[str, dict[str, float]]
+Claims = dict[str, dict[str, float | Measured]]
 ORIENTATION = "columns"  # decision A1: the tables report PII over column vectors
 
 # Which result key feeds which item (rules/common.smk's lu2024 results function uses these keys).
@@ -151,66 +152,98 @@ def _label(text: str) -> str:
     return text.lower().replace("_", "").replace(" ", "")
 
 
+def per_seed(frame: pd.DataFrame, by: Sequence[str], epoch: int, metric: str = "pii", layer: str | None = None,
+             orientation: str = ORIENTATION) -> pd.DataFrame:
+    """Seeds × the ``by`` groups (e.g. optimizer): ``metric`` (of ``layer`` for PII) at ``epoch``, one value each.
+
+    The unit of a claim's seed spread (docs/decisions/lu2024.md, "Tolerances"): a table cell is the mean of a
+    column, a relation between cells is computed per seed first.
+    """
+    mask = (frame.metric == metric) & (frame.epoch == epoch)
+    if layer is not None:
+        mask &= (frame.layer == layer) & (frame.orientation == orientation)
+    return frame[mask].pivot_table(index="seed", columns=list(by), values="value", aggfunc="mean")
+
+
+def _cells(table: pd.DataFrame, name: Callable[[Any], str]) -> dict[str, Measured]:
+    """One measured cell per column of a seeds × groups table: the mean over seeds and its seed spread."""
+    return {name(column): measured_over_runs(table[column].to_numpy()) for column in table.columns}
+
+
+def _optimizer_claims(frame: pd.DataFrame, item: str, layers: Mapping[str, str]) -> dict[str, Measured]:
+    """Tables 1, 2, App. 2: per optimizer and layer the PII at init and trained, the accuracy, and SGD's lead."""
+    end, values = last_epoch(frame), {}
+    for label, layer in layers.items():
+        for epoch, stage in ((0, "init"), (end, "trained")):
+            table = per_seed(frame, ["optimizer"], epoch, layer=layer)
+            values |= _cells(table, lambda o: f"{o}_{_label(label)}_{stage}")
+    if item != "apptable2":  # App. Table 2 has no accuracy column
+        values |= _cells(per_seed(frame, ["optimizer"], end, "test_accuracy"), lambda o: f"{o}_acc")
+    first = per_seed(frame, ["optimizer"], end, layer=next(iter(layers.values())))
+    if "sgd" in first.columns and first.shape[1] > 1:  # paper §4: SGD keeps the constant layer closest to collinear
+        lead = first["sgd"] - first.drop(columns="sgd").max(axis=1)
+        values["sgd_layer1_lead"] = measured_over_runs(lead.to_numpy())
+    return values
+
+
+def _variant_claims(frame: pd.DataFrame, layer: str, accuracy: str) -> dict[str, Measured]:
+    """Tables 3, 4, App. 3: PII and accuracy per (activation, optimizer, variant) and Norm_Res's largest change."""
+    end, groups = last_epoch(frame), ["activation", "optimizer", "variant"]
+    values = _cells(per_seed(frame, groups, end, layer=layer), lambda g: f"{g[0]}_{g[1]}_pii_{g[2]}")
+    values |= _cells(per_seed(frame, groups, end, accuracy), lambda g: f"{g[0]}_{g[1]}_acc_{g[2]}")
+    piis = per_seed(frame, groups, end, layer=layer)
+    if {"original", "norm_res"} <= set(piis.columns.get_level_values("variant")):
+        # paper §4.3: Norm_Res lowers PII in every row; the largest change (per seed) is below zero when it does
+        change = piis.xs("norm_res", axis=1, level="variant") - piis.xs("original", axis=1, level="variant")
+        values["norm_res_pii_change_max"] = measured_over_runs(change.max(axis=1).to_numpy())
+    return values
+
+
+def _profile_claims(frame: pd.DataFrame, layers: Mapping[str, str]) -> dict[str, Measured]:
+    """App. Table 4: PII per variant and layer, and Norm_Res's largest gap to any other variant in any layer."""
+    end, values, gaps = last_epoch(frame), {}, []
+    for label, layer in layers.items():
+        table = per_seed(frame, ["variant"], end, layer=layer)
+        values |= _cells(table, lambda v: f"{v}_{_label(label)}")
+        if {"original", "norm_res"} <= set(table.columns):
+            gaps.append(table.drop(columns="norm_res").rsub(table["norm_res"], axis=0).max(axis=1))
+    if gaps:  # appendix / paper §4.3: Norm_Res is the lowest of the four variants in every layer
+        values["norm_res_pii_gap_max"] = measured_over_runs(pd.concat(gaps, axis=1).max(axis=1).to_numpy())
+    return values
+
+
+def _fig1_claims(weights: pd.DataFrame, layer: str) -> dict[str, float | Measured]:
+    """Fig. 1: the PII of the drawn layer (per seed) and the unit diagonal of its cosine matrix."""
+    matrices = [weight_matrix(weights, layer, epoch=0, seed=seed) for seed in sorted(weights.seed.unique())]
+    diagonal = all(np.allclose(np.diag(heatmap_matrices(W)["C_col"]), 1.0) for W in matrices)
+    return {"pii_init": measured_over_runs([matrix_pii(W) for W in matrices]), "cos_unit_diagonal": float(diagonal)}
+
+
 def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
     """Quantities of notebooks/reference/lu2024.yaml for Tables 1–4, App. Tables 2–4 and Fig. 1.
 
-    Keys: ``<optimizer>_<layerN>_init|trained``, ``<optimizer>_acc`` (Tables 1, 2, App. 2);
-    ``<activation>_<optimizer>_pii_<variant>``, ``..._acc_<variant>`` (Tables 3, 4, App. 3; Table 4's
-    accuracy is the train accuracy, App. Table 3's the test accuracy, decision A7's picks);
-    ``<variant>_<layer>`` (App. Table 4); ``pii_init`` (Fig. 1) and claims (booleans as 1.0/0.0).
+    Keys: ``<optimizer>_<layerN>_init|trained``, ``<optimizer>_acc``, ``sgd_layer1_lead`` (Tables 1, 2, App. 2);
+    ``<activation>_<optimizer>_pii_<variant>``, ``..._acc_<variant>``, ``norm_res_pii_change_max`` (Tables 3, 4,
+    App. 3; Table 4's accuracy is the train accuracy, App. Table 3's the test accuracy, decision A7's picks);
+    ``<variant>_<layer>``, ``norm_res_pii_gap_max`` (App. Table 4); ``pii_init``, ``cos_unit_diagonal`` (Fig. 1).
+    Every value over seeds is the seeds' mean with its seed spread (``Measured``; NaN spread with one seed).
     """
     out: Claims = {}
     for item in OPTIMIZER_ITEMS:
         frame = _read(results, item)
-        if frame is None:
-            continue
-        end, values = last_epoch(frame), {}
-        for optimizer in frame.optimizer.unique():
-            part = frame[frame.optimizer == optimizer]
-            for label, layer in cfg[item]["compared_layers"].items():
-                values[f"{optimizer}_{_label(label)}_init"] = pii_value(part, layer, 0)
-                values[f"{optimizer}_{_label(label)}_trained"] = pii_value(part, layer, end)
-            if item != "apptable2":  # App. Table 2 has no accuracy column
-                values[f"{optimizer}_acc"] = accuracy_value(part)
-        first = list(cfg[item]["compared_layers"].values())
-        trained = {o: [pii_value(frame[frame.optimizer == o], layer, end) for layer in first]
-                   for o in frame.optimizer.unique()}
-        if "sgd" in trained and len(trained) > 1:  # paper §4: SGD keeps the constant layer closest to collinear
-            values["sgd_keeps_layer1_most"] = float(all(trained["sgd"][0] >= v[0] for v in trained.values()))
-        out[item] = values
+        if frame is not None:
+            out[item] = _optimizer_claims(frame, item, cfg[item]["compared_layers"])
     accuracy_metric = {"table3": "test_accuracy", "table4": "train_accuracy", "apptable3": "test_accuracy"}
     for item in VARIANT_ITEMS:
         frame = _read(results, item)
-        if frame is None:
-            continue
-        end, values, lower = last_epoch(frame), {}, []
-        # Table 3 names its headline layer; the ResNet tables share their family's (config resnet18:)
-        layer = cfg[item].get("headline_layer") or cfg["resnet18"]["headline_layer"]
-        for (activation, optimizer), part in frame.groupby(["activation", "optimizer"]):
-            key = f"{activation}_{optimizer}"
-            by_variant = {v: pii_value(part, layer, end, variant=v) for v in part.variant.unique()}
-            for variant, value in by_variant.items():
-                values[f"{key}_pii_{variant}"] = value
-                values[f"{key}_acc_{variant}"] = accuracy_value(part, accuracy_metric[item], variant=variant)
-            if {"original", "norm_res"} <= set(by_variant):
-                lower.append(by_variant["norm_res"] < by_variant["original"])
-        if lower:  # paper §4.3: Norm_Res gives the lower PII in every configuration
-            values["norm_res_lower_pii_everywhere"] = float(all(lower))
-        out[item] = values
+        if frame is not None:
+            # Table 3 names its headline layer; the ResNet tables share their family's (config resnet18:)
+            layer = cfg[item].get("headline_layer") or cfg["resnet18"]["headline_layer"]
+            out[item] = _variant_claims(frame, layer, accuracy_metric[item])
     frame = _read(results, "apptable4")
     if frame is not None:
-        end = last_epoch(frame)
-        layers = cfg["apptable4"]["compared_layers"]
-        values = {f"{v}_{_label(label)}": pii_value(frame, layer, end, variant=v)
-                  for v in frame.variant.unique() for label, layer in layers.items()}
-        if {"original", "norm_res"} <= set(frame.variant):
-            values["norm_res_lowest_everywhere"] = float(all(
-                pii_value(frame, layer, end, variant="norm_res") <= pii_value(frame, layer, end, variant=v)
-                for layer in layers.values() for v in frame.variant.unique()))
-        out["apptable4"] = values
+        out["apptable4"] = _profile_claims(frame, cfg["apptable4"]["compared_layers"])
     weights = _read(results, "fig1")
     if weights is not None:
-        W = weight_matrix(weights, cfg["fig1"]["layer"], epoch=0)
-        out["fig1"] = {"pii_init": matrix_pii(W),
-                       "cos_unit_diagonal": float(np.allclose(np.diag(heatmap_matrices(W)["C_col"]), 1.0))}
+        out["fig1"] = _fig1_claims(weights, cfg["fig1"]["layer"])
     return out
