@@ -53,8 +53,22 @@ def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_pa
     for batch_offset in (2, 0):
         out = claims.measure({"fig3": [str(path)]}, {"fig3": {**cfg, "batch_offset": batch_offset}})
         values = out.set_index("quantity").value
-        assert {"holds_fraction_above_curve_offset", "fails_fraction_below_curve_offset"} <= set(values.index)
+        assert {"holds_fraction_above_curve_offset", "boundary_log2_over_curve_offset"} <= set(values.index)
     assert values["holds_fraction_above_curve_offset"] == values["holds_fraction_above_curve"]
+    assert out.spread.isna().all()  # a pixel is a statistic of all runs together
+
+
+def test_a1_boundary_in_octaves_above_the_curve():
+    """The boundary between the grid widths where A1 starts to hold, against (n - 28)^1.8."""
+    widths = [32, 64, 128, 256]
+    curve = float(summaries.a1_curve(np.array([40]))[0])  # about 88
+    pixels = pd.DataFrame({"batch": 40, "width": widths, "holds": [False, False, True, True]})
+    assert summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
+    # a white pixel under a black one does not count: the boundary is where A1 holds from there up
+    pixels.loc[0, "holds"] = True
+    assert summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
+    # curves outside the grid's widths say nothing about where the boundary is
+    assert math.isnan(summaries.a1_boundary_log2_over_curve(pixels.assign(batch=30)))
 
 
 def test_activation_fluctuations_shrink_with_width():
@@ -98,8 +112,42 @@ def test_claims_of_the_simulation_items(tmp_path):
         frame.to_parquet(paths[name][0])
     out = claims.measure(paths, {"fig2b": cfg2b})
     assert set(out.item) == {"daneshmand2021-fig1", "daneshmand2021-fig2b"}
-    assert {"slope_caption", "slope_code", "bn_plateau"} <= set(out.quantity)
-    assert list(out.columns) == ["item", "quantity", "value", "note"]
+    assert {"slope_caption", "slope_code", "bn_plateau", "bn_minus_vanilla_at_end"} <= set(out.quantity)
+    assert list(out.columns) == ["item", "quantity", "value", "spread", "note"]
+    # several runs: every quantity carries its spread over them
+    assert (out.spread > 0).all()
+    # the slope's value is the mean of the per-run slopes, i.e. the slope of the runs' mean curve
+    caption = summaries.window_average(simulations.gap_through_depth(cfg2b, "fig2b"), (5, 20))
+    mean_curve = caption.groupby("log_width").log_avg_gap.mean()
+    slope = out.set_index("quantity").value["slope_caption"]
+    assert slope == pytest.approx(summaries.slope(mean_curve.index.to_numpy(), mean_curve.to_numpy()))
+
+
+def test_spreads_of_the_training_items_are_over_runs_and_batches(tmp_path):
+    """Synthetic frames in the experiments' layouts: relations come out as numbers with their spread."""
+    rng = np.random.default_rng(0)
+    runs = pd.DataFrame([
+        {"init": init, "depth": depth, "run": run, "epoch": epoch, "width": 8,
+         "train_loss": np.nan if epoch == 0 else 2 - 0.1 * epoch + 0.01 * depth * (init == "xavier")
+         + rng.normal(0, 0.01),
+         "spectral_gap": 0.1 * depth - 0.01 * epoch + rng.normal(0, 0.01)}
+        for init in ("xavier", "iterative") for depth in (4, 6, 8) for run in range(3) for epoch in range(4)])
+    layers = pd.DataFrame([
+        {"arch": arch, "norm": norm, "batch": batch, "layer": layer,
+         "orthogonality_gap": 0.7 + (0.03 if norm == "none" else -0.05) * layer + rng.normal(0, 0.01)}
+        for arch in ("mlp", "convnet") for norm in ("batchnorm", "none") for batch in range(5)
+        for layer in range(1, 7)])
+    paths = {}
+    for name, frame in {"depth_training": runs, "fig4b": runs[(runs.init == "xavier") & (runs.depth == 4)],
+                        "appfig6": layers}.items():
+        paths[name] = [str(tmp_path / f"{name}.parquet")]
+        frame.to_parquet(paths[name][0])
+    out = claims.measure(paths, {}).set_index(["item", "quantity"])
+    assert out.spread.gt(0).all()
+    assert out.value["daneshmand2021-fig4a", "init_gap_slope_per_layer"] == pytest.approx(0.1, abs=0.01)
+    assert out.value["daneshmand2021-fig5", "iterative_minus_xavier_loss_at_max_depth"] < 0
+    assert out.value["daneshmand2021-fig4b", "gap_change"] == pytest.approx(-0.03, abs=0.02)
+    assert out.value["daneshmand2021-appfig6b", "bn_gap_change"] == pytest.approx(-0.25, abs=0.03)
 
 
 def test_checkpoint_is_discarded_only_for_jobs_that_have_one(tmp_path):

@@ -2,6 +2,12 @@
 
 ``measure`` returns one row per (item, quantity); notebooks/reference/daneshmand2021.yaml holds what the
 paper printed for the same keys, and the scoreboard compares the two. Nothing here reads the reference.
+
+Every item with several runs gives its quantities with their seed spread (``report.claims.Measured``): the
+95 % half-width over runs, or over batches where the figure averages batches of one network (Appendix Fig. 6).
+A relation the paper states (BN ends below vanilla, the wider plateau is lower, the loss grows with depth) is
+scored as the number it relates, a difference or a slope, never as a boolean a flat curve passes
+(docs/decisions/daneshmand2021.md, "Tolerances").
 """
 
 from __future__ import annotations
@@ -11,135 +17,158 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...report.claims import Measured, measure_parts, measured_over_runs
 from ...results import read_all_results
 from . import SLUG
 from . import summaries as s
 
+Quantities = dict[str, "float | Measured"]
 
-def _fig1(df: pd.DataFrame) -> dict[str, float]:
-    means = df.groupby(["network", "layer"]).abs_cosine.mean()
-    last = df.layer.max()
+
+def _fig1(df: pd.DataFrame) -> Quantities:
+    last = df[df.layer == df.layer.max()].pivot(index="run", columns="network", values="abs_cosine")
     return {
-        "bn_plateau": s.plateau(df, "abs_cosine", "network", 0.6)["BN"],
-        "vanilla_last_layer": means["Vanilla", last],
-        "bn_below_vanilla_at_end": float(means["BN", last] < means["Vanilla", last]),
+        "bn_plateau": measured_over_runs(s.plateau_per_run(df, "abs_cosine", "network", 0.6)["BN"]),
+        "vanilla_last_layer": measured_over_runs(last["Vanilla"]),
+        # the two chains share every W, so a run's difference is paired
+        "bn_minus_vanilla_at_end": measured_over_runs(last["BN"] - last["Vanilla"]),
     }
 
 
-def _fig2a(df: pd.DataFrame) -> dict[str, float]:
+def _fig2a(df: pd.DataFrame) -> Quantities:
     df = df.assign(log_gap=np.log(df.orthogonality_gap))
-    plateaus = s.plateau(df, "log_gap", "width", 0.5)
-    widths = sorted(plateaus.index)
-    out = {f"log_gap_plateau_d{w}": plateaus[w] for w in widths}
-    out["log_gap_start"] = df[df.layer == 1].log_gap.mean()
-    out["wider_lower_plateau"] = float(plateaus[widths[-1]] < plateaus[widths[0]])
+    plateaus = s.plateau_per_run(df, "log_gap", "width", 0.5)
+    widths = sorted(df.width.unique())
+    out: Quantities = {f"log_gap_plateau_d{w}": measured_over_runs(plateaus[w]) for w in widths}
+    out["log_gap_start"] = measured_over_runs(df[df.layer == 1].log_gap)
+    out["wider_minus_narrower_log_plateau"] = measured_over_runs(plateaus[widths[-1]] - plateaus[widths[0]])
     return out
 
 
-def _fig2b(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, float]:
-    caption = s.window_average(df, tuple(cfg["caption_window"])).groupby("width").orthogonality_gap.mean()
-    code = s.window_average(df, tuple(cfg["code_window"]), code_offset=True).groupby("width").log_avg_gap.mean()
+def _fig2b(df: pd.DataFrame, cfg: Mapping[str, Any]) -> Quantities:
+    """Slopes of ln(window average of V) against ln d, one per run (their mean is the plotted mean's slope)."""
+    caption = s.window_average(df, tuple(cfg["caption_window"]))
+    code = s.window_average(df, tuple(cfg["code_window"]), code_offset=True)
     return {
-        "slope_caption": s.loglog_slope(caption.index.to_numpy(), caption.to_numpy()),
-        "slope_code": s.slope(np.log(code.index.to_numpy()), code.to_numpy()),
+        "slope_caption": measured_over_runs(s.slope_per_run(caption, "log_width", "log_avg_gap")),
+        "slope_code": measured_over_runs(s.slope_per_run(code, "log_width", "log_avg_gap")),
     }
 
 
-def _fig3(df: pd.DataFrame, cfg: Mapping[str, Any]) -> dict[str, float]:
-    """The literal reading (the figure's default) and, suffixed ``_offset``, the offset reading (decision B15)."""
-    out = {}
+def _fig3(df: pd.DataFrame, cfg: Mapping[str, Any]) -> Quantities:
+    """The literal reading (the figure's default) and, suffixed ``_offset``, the offset reading (decision B15).
+    A pixel says whether A1 held in all runs, a statistic of the 10 runs together: no seed spread."""
+    out: Quantities = {}
     for suffix, offset in (("", 0), ("_offset", cfg["batch_offset"])):
         grid = s.a1_grid(df, offset, cfg["batch_sizes"])
         above = grid.width >= s.a1_curve(grid.batch.to_numpy())
         out[f"holds_fraction_above_curve{suffix}"] = grid[above].holds.mean() if above.any() else np.nan
-        out[f"fails_fraction_below_curve{suffix}"] = (~grid[~above].holds).mean() if (~above).any() else np.nan
+        out[f"boundary_log2_over_curve{suffix}"] = s.a1_boundary_log2_over_curve(grid)
     return out
 
 
-def _appfigg(df: pd.DataFrame) -> dict[str, float]:
-    return {
+def _appfigg(df: pd.DataFrame) -> Quantities:
+    """One run per (activation, width), as coded: the slopes and levels have no seed spread."""
+    out: Quantities = {
         f"slope_{act}": s.loglog_slope(g.width.to_numpy(), g.avg_deviation.to_numpy())
         for act, g in df.groupby("activation")
     }
+    # the levels at the narrowest and widest d: the published figure's end points (of sin, decision B8)
+    ends = df[df.width.isin([df.width.min(), df.width.max()])]
+    for act, width, value in zip(ends.activation, ends.width, ends.avg_deviation):
+        out[f"log_avg_deviation_{act}_d{width}"] = float(np.log(value))
+    return out
 
 
-def _depth_training(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+def _depth_training(df: pd.DataFrame) -> dict[str, Quantities]:
+    """Fig. 4a and 5: growth with depth as the per-run slope against depth (per layer)."""
     xavier = df[df.init == "xavier"]
     loss = s.final_epoch_loss(xavier, ["depth"])
     gap = s.initial_gap(xavier, ["depth"])
+    loss_slope = measured_over_runs(s.slope_per_run(loss, "depth", "train_loss"))
     fig4a = {
-        "loss_increases_with_depth": float(s.increasing(loss.depth, loss.train_loss)),
-        "init_gap_increases_with_depth": float(s.increasing(gap.depth, gap.spectral_gap)),
+        "loss_slope_per_layer": loss_slope,
+        "init_gap_slope_per_layer": measured_over_runs(s.slope_per_run(gap, "depth", "spectral_gap")),
     }
-    fig5: dict[str, float] = {"xavier_loss_increases_with_depth": fig4a["loss_increases_with_depth"]}
+    fig5: Quantities = {"xavier_loss_slope_per_layer": loss_slope}
     if {"xavier", "iterative"} <= set(df.init):
         both = s.final_epoch_loss(df, ["init", "depth"])
-        deepest = both[both.depth == both.depth.max()].groupby("init").train_loss.mean()
-        fig5["iterative_below_xavier_at_max_depth"] = float(deepest["iterative"] < deepest["xavier"])
+        deepest = both[both.depth == both.depth.max()].pivot(index="run", columns="init", values="train_loss")
+        fig5["iterative_minus_xavier_loss_at_max_depth"] = measured_over_runs(
+            deepest["iterative"] - deepest["xavier"])
     return {"fig4a": fig4a, "fig5": fig5}
 
 
-def _fig4b(df: pd.DataFrame) -> dict[str, float]:
-    per_epoch = df.groupby("epoch")[["train_loss", "spectral_gap"]].mean()
-    trained = per_epoch[per_epoch.index >= 1]
+def _fig4b(df: pd.DataFrame) -> Quantities:
+    """Change from the start of training to its last epoch, per run (the gap from initialisation, epoch 0; the
+    loss from the first epoch's, the first one measured)."""
+    per_run = df.pivot_table(index="epoch", columns="run", values=["train_loss", "spectral_gap"])
+    gap, loss = per_run["spectral_gap"], per_run["train_loss"].dropna(how="all")
     return {
-        "gap_decreases": float(trained.spectral_gap.iloc[-1] < per_epoch.spectral_gap.iloc[0]),
-        "loss_decreases": float(trained.train_loss.iloc[-1] < trained.train_loss.iloc[0]),
+        "gap_change": measured_over_runs(gap.iloc[-1] - gap.iloc[0]),
+        "loss_change": measured_over_runs(loss.iloc[-1] - loss.iloc[0]),
     }
 
 
-def _appfig6(df: pd.DataFrame) -> dict[str, dict[str, float]]:
+def _appfig6(df: pd.DataFrame) -> dict[str, Quantities]:
+    """One network per normalisation, 50 batches: the batches are the figure's unit of variation (B9)."""
     out = {}
     for arch, item in (("mlp", "appfig6a"), ("convnet", "appfig6b")):
         sub = df[df.arch == arch]
         if sub.empty:
             continue
-        means = sub.groupby(["norm", "layer"]).orthogonality_gap.mean()
-        first, last = sub.layer.min(), sub.layer.max()
+        gaps = sub.pivot_table(index="layer", columns=["norm", "batch"], values="orthogonality_gap")
+        first, last = gaps.iloc[0], gaps.iloc[-1]
         out[item] = {
-            "gap_start": sub[sub.layer == first].orthogonality_gap.mean(),
-            "bn_plateau": s.plateau(sub, "orthogonality_gap", "norm", 0.8)["batchnorm"],
-            "vanilla_last_layer": means["none", last],
-            "vanilla_gap_increases": float(means["none", last] > means["none", first]),
-            "bn_gap_decreases": float(means["batchnorm", last] < means["batchnorm", first]),
+            "gap_start": measured_over_runs(first["none"]),
+            "bn_plateau": measured_over_runs(
+                s.plateau_per_run(sub, "orthogonality_gap", "norm", 0.8, unit="batch")["batchnorm"]),
+            "vanilla_last_layer": measured_over_runs(last["none"]),
+            "vanilla_gap_change": measured_over_runs(last["none"] - first["none"]),
+            "bn_gap_change": measured_over_runs(last["batchnorm"] - first["batchnorm"]),
         }
     return out
 
 
-def _appfig7(df: pd.DataFrame) -> dict[str, dict[str, float]]:
-    out = {}
+def _appfig7(df: pd.DataFrame) -> dict[str, Quantities]:
+    out: dict[str, Quantities] = {}
     for item, extra in zip(("appfig7a", "appfig7b"), sorted(df.extra_layers.unique())):
-        last = df[(df.extra_layers == extra) & (df.epoch == df.epoch.max())].groupby("init").train_loss.mean()
-        out[item] = {"final_loss_xavier": last.get("xavier", np.nan), "final_loss_svd": last.get("svd", np.nan)}
-        if {"xavier", "svd"} <= set(last.index):
-            out[item]["svd_below_xavier"] = float(last["svd"] < last["xavier"])
+        last = df[(df.extra_layers == extra) & (df.epoch == df.epoch.max())]
+        loss = last.pivot(index="run", columns="init", values="train_loss")
+        out[item] = {f"final_loss_{init}": measured_over_runs(loss[init]) if init in loss else np.nan
+                     for init in ("xavier", "svd")}
+        if {"xavier", "svd"} <= set(loss.columns):
+            out[item]["svd_minus_xavier_final_loss"] = measured_over_runs(loss["svd"] - loss["xavier"])
     return out
 
 
-def measure(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> pd.DataFrame:
-    """All quantities computable from the ``results`` files present (item key -> Parquet paths)."""
-    by_item: dict[str, dict[str, float]] = {}
+def _reduce(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> dict[str, Quantities]:
+    """All quantities computable from the ``results`` files present, per item suffix."""
+    def frame(key: str) -> pd.DataFrame:
+        return read_all_results(results[key])
+
+    by_item: dict[str, Quantities] = {}
     if results.get("fig1"):
-        by_item["fig1"] = _fig1(read_all_results(results["fig1"]))
+        by_item["fig1"] = _fig1(frame("fig1"))
     if results.get("fig2a"):
-        by_item["fig2a"] = _fig2a(read_all_results(results["fig2a"]))
+        by_item["fig2a"] = _fig2a(frame("fig2a"))
     if results.get("fig2b"):
-        by_item["fig2b"] = _fig2b(read_all_results(results["fig2b"]), config["fig2b"])
+        by_item["fig2b"] = _fig2b(frame("fig2b"), config["fig2b"])
     if results.get("fig3"):
-        by_item["fig3"] = _fig3(read_all_results(results["fig3"]), config["fig3"])
+        by_item["fig3"] = _fig3(frame("fig3"), config["fig3"])
     if results.get("appfigg"):
-        by_item["appfigg"] = _appfigg(read_all_results(results["appfigg"]))
+        by_item["appfigg"] = _appfigg(frame("appfigg"))
     if results.get("depth_training"):
-        by_item.update(_depth_training(read_all_results(results["depth_training"])))
+        by_item.update(_depth_training(frame("depth_training")))
     if results.get("fig4b"):
-        by_item["fig4b"] = _fig4b(read_all_results(results["fig4b"]))
+        by_item["fig4b"] = _fig4b(frame("fig4b"))
     if results.get("appfig6"):
-        by_item.update(_appfig6(read_all_results(results["appfig6"])))
+        by_item.update(_appfig6(frame("appfig6")))
     if results.get("appfig7"):
-        by_item.update(_appfig7(read_all_results(results["appfig7"])))
-    rows = [
-        {"item": f"{SLUG}-{item}", "quantity": quantity, "value": float(value), "note": ""}
-        for item, quantities in by_item.items()
-        for quantity, value in quantities.items()
-    ]
-    return pd.DataFrame(rows, columns=["item", "quantity", "value", "note"])
+        by_item.update(_appfig7(frame("appfig7")))
+    return by_item
+
+
+def measure(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> pd.DataFrame:
+    """The claims frame (item, quantity, value, spread, note) of the ``results`` present (item key -> paths)."""
+    return measure_parts(SLUG, (_reduce,), results, config)

@@ -46,8 +46,20 @@ def window_average(gaps: pd.DataFrame, window: tuple[int, int], code_offset: boo
 
 def plateau(frame: pd.DataFrame, value: str, by: str, last_fraction: float = 0.5) -> pd.Series:
     """Mean of ``value`` over runs and over the last ``last_fraction`` of the layers, per ``by``."""
+    return plateau_per_run(frame, value, by, last_fraction).groupby(level=0).mean()
+
+
+def plateau_per_run(frame: pd.DataFrame, value: str, by: str, last_fraction: float = 0.5,
+                    unit: str = "run") -> pd.Series:
+    """Mean of ``value`` over the last ``last_fraction`` of the layers, per (``by``, ``unit``): the plateau of
+    each run (or batch), whose spread is the plateau's seed spread."""
     cutoff = frame.layer.min() + (1 - last_fraction) * (frame.layer.max() - frame.layer.min())
-    return frame[frame.layer >= cutoff].groupby(by)[value].mean()
+    return frame[frame.layer >= cutoff].groupby([by, unit])[value].mean()
+
+
+def slope_per_run(frame: pd.DataFrame, x: str, y: str, unit: str = "run") -> pd.Series:
+    """Least-squares slope of ``y`` against ``x`` per ``unit``: their mean is the slope of the mean curve."""
+    return pd.Series({key: slope(g[x].to_numpy(), g[y].to_numpy()) for key, g in frame.groupby(unit)})
 
 
 def a1_grid(grid: pd.DataFrame, batch_offset: int = 0, batches: Sequence[int] | None = None) -> pd.DataFrame:
@@ -77,6 +89,29 @@ def a1_curve(n: np.ndarray) -> np.ndarray:
     return np.clip(n - 28.0, 0, None) ** 1.8
 
 
+def a1_boundary_log2_over_curve(pixels: pd.DataFrame) -> float:
+    """Fig. 3: how far the black/white boundary lies above the paper's curve, in octaves of d (mean over n).
+
+    Per pixel label n whose curve lies inside the grid's widths: the boundary is the geometric mean of the
+    smallest width from which A1 holds at every larger width and the grid width below it (half an octave
+    outside the grid when every, or no, width holds); the result is the mean of log2(boundary / curve) over
+    those n. 0 puts the boundary on the curve; the grid resolves it to half a pixel (docs/decisions/
+    daneshmand2021.md, "Tolerances")."""
+    widths = np.sort(pixels.width.unique()).astype(float)
+    offsets = []
+    for n, column in pixels.groupby("batch"):
+        curve = float(a1_curve(np.array([n]))[0])
+        if not widths[0] <= curve <= widths[-1]:
+            continue
+        holds = column.set_index("width").holds.reindex(widths).fillna(False).to_numpy(dtype=bool)
+        failing = np.flatnonzero(~holds)
+        lowest_white = failing[-1] + 1 if failing.size else 0
+        below = widths[lowest_white - 1] if lowest_white > 0 else widths[0] / 2
+        above = widths[lowest_white] if lowest_white < widths.size else widths[-1] * 2
+        offsets.append(math.log2(math.sqrt(below * above) / curve))
+    return float(np.mean(offsets)) if offsets else math.nan
+
+
 def final_epoch_loss(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Training loss of the last epoch per run (Fig. 4a, 5: "training loss after 30 epochs")."""
     last = frame[frame.epoch == frame.epoch.max()]
@@ -87,9 +122,3 @@ def initial_gap(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Spectral orthogonality gap of the freshly initialised network, per run (Fig. 4a, decision B4)."""
     first = frame[frame.epoch == 0]
     return first[by + ["run", "spectral_gap"]].reset_index(drop=True)
-
-
-def increasing(x: pd.Series, y: pd.Series) -> bool:
-    """Are the means of y, ordered by x, increasing from the first to the last x (a trend, not strictly)?"""
-    means = y.groupby(x).mean().sort_index()
-    return bool(means.iloc[-1] > means.iloc[0]) if len(means) > 1 else False
