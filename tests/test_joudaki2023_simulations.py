@@ -10,7 +10,7 @@ import pytest
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as s
 from isonorm.report.claims import Measured
-from isonorm.experiments.joudaki2023 import simulations
+from isonorm.experiments.joudaki2023 import simulations, spreads
 
 # The smoke tests of D-Fig4 … D-FigB3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.
 SHARED = {
@@ -223,7 +223,7 @@ def test_claims_carry_the_spread_over_runs(quick_results):
 
 def test_per_block_drops_an_incomplete_block():
     frame = pd.DataFrame({"run": [0, 1, 2, 3, 4], "x": [1.0, 3.0, 5.0, 7.0, 100.0]})
-    assert s.per_block(lambda f: {"x": float(f.x.mean())}, frame, 2) == {"x": [2.0, 6.0]}
+    assert spreads.per_block(lambda f: {"x": float(f.x.mean())}, frame, 2) == {"x": [2.0, 6.0]}
 
 
 def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, tmp_path):

@@ -23,18 +23,18 @@ run count (:func:`block_means`) to show how much a mean over that many runs vari
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured, measured_over_runs, spread_over_runs
+from ...report.claims import Measured, measured_over_runs
 from ...results import read_all_results
+from .spreads import Reducer, measured_with_spread, per_block
 
 Convention = Literal["faithful", "post_norm"]
 Claims = dict[str, dict[str, "float | Measured"]]
-Reducer = Callable[[pd.DataFrame], dict[str, float]]
 
 ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
 """Item suffixes of the simulator figures (architecture §2), in the paper's order."""
@@ -181,27 +181,6 @@ def gain_prediction(frame: pd.DataFrame, factor: float) -> pd.DataFrame:
     rows = theory_rows(frame).copy()
     rows["prediction"] = factor * rows.iso_gap0 / rows.beta_gain**rows.layer
     return rows
-
-
-# --- seed spreads (docs/decisions/joudaki2023.md, "Seed spreads") -------------------------------------------
-
-
-def per_block(reduce: Reducer, frame: pd.DataFrame, block_runs: int = 1) -> dict[str, list[float]]:
-    """``reduce`` applied to each block of ``block_runs`` consecutive run indices (each run alone by default),
-    quantity -> one value per complete block: a quantity of a mean curve measured on each run's (or block's)
-    own curve. An incomplete last block is dropped."""
-    unit = frame.run // block_runs
-    sizes = frame.groupby(unit).run.nunique()
-    values = [reduce(part) for block, part in frame.groupby(unit) if sizes[block] == block_runs]
-    return {name: [v.get(name, math.nan) for v in values] for name in (values[0] if values else {})}
-
-
-def measured_with_spread(reduce: Reducer, frame: pd.DataFrame, block_runs: int = 1) -> dict[str, Measured]:
-    """Each quantity of ``reduce`` on the plotted (all-run) curves, with its seed spread: the 95 % half-width
-    over the same quantity measured per run, or per block of ``block_runs`` runs where a reading pools many."""
-    value = reduce(frame)
-    units = per_block(reduce, frame, block_runs)
-    return {name: Measured(float(v), spread_over_runs(units.get(name, []))) for name, v in value.items()}
 
 
 # --- claims -------------------------------------------------------------------------------------------
