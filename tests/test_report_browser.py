@@ -55,7 +55,8 @@ def good_site(tmp_path, monkeypatch):
         ["lu2024", "lu2024-table5", "a", 3.0, nan, 0.1, "not-run", "printed", "quick"],
         ["lu2024", "lu2024-apptable3", "a", 2.0, nan, 0.1, "not-run", "printed", "quick"],
         ["meterez2024", "meterez2024-fig1", "a", 0.5, 0.5, 0.1, "match", "derived", "quick"],  # no page
-    ], columns=list(SCOREBOARD_COLUMNS))
+    ], columns=["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance", "preset"])
+    board = board.reindex(columns=list(SCOREBOARD_COLUMNS)).assign(reading="default", check="reproduction", weak=False)
     papers = [{"slug": "lu2024", "title": "t", "html": "lu2024.html"},
               {"slug": "meterez2024", "title": "t", "html": "meterez2024.html"}]
     build_index(report, write_scoreboard(board, tmp_path / "scoreboard.csv"), papers, {"a": 1}, [],

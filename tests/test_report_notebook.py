@@ -329,3 +329,47 @@ def test_limits_the_notebook_fixed_widen_to_show_the_paper_value(tmp_path, shown
     assert low <= 0 and high > 1.5 and fig.axes[0].get_xlim() == (0, 2)  # x at the edge stays, unclipped
     (_, marker), = markers(fig)
     assert not marker.get_clip_on()
+
+
+def test_captions_say_what_happened(tmp_path, shown):
+    """A mismatch or failure of a default row, and a fitted reading, are spelled out in the caption; an
+    alternative that mismatches is not (it is beside its default in the table)."""
+    def ref(quantity, reported, **optional):
+        return {"item": "lu2024-fig2", "quantity": quantity, "description": quantity, "reported": reported,
+                "kind": "read-off", "compare": "abs", "tolerance": 0.1, "provenance": "printed", "source": "t",
+                **optional}
+
+    reference = tmp_path / "lu2024.yaml"
+    reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": [
+        ref("slope", 1.0, note="the caption's slope"),
+        ref("gap", 1.0),
+        ref("slope_d300", 1.0, reading="fitted", note="width 300 chosen from a sweep"),
+        ref("height", 1.0),
+        ref("slope_offset", 1.0, reading="alternative", note="another offset"),
+    ]}))
+    claims = tmp_path / "claims.parquet"
+    write_claims(pd.DataFrame({"item": ["lu2024-fig2"] * 4, "quantity": ["slope", "gap", "slope_d300", "slope_offset"],
+                               "value": [1.5, float("nan"), 1.02, 3.0], "spread": [0.05, float("nan"), 0.01, 0.0],
+                               "note": [""] * 4}), claims, "lu2024")
+    renderer = ItemRenderer("lu2024", tmp_path, reference, claims, preset="paper")
+    renderer.figure(tiny_figure(), "lu2024-fig2", "c")
+    html = renderer.rendered["lu2024-fig2"]
+    caption = html[html.index("<figcaption>"):html.index("Reported vs reproduced")]
+    assert ("Mismatch: slope reproduced 1.5 ± 0.05 vs 1 ± 0.1 (x ± 0.05) (the caption&#x27;s slope).") in caption
+    assert ("Failed: gap (paper 1 ± 0.1) (the reproduced value is NaN). height (paper 1 ± 0.1) (the item ran "
+            "but did not produce this quantity).") in caption
+    assert "Fitted: slope_d300 = 1.02 ± 0.01 (width 300 chosen from a sweep)." in caption
+    assert "slope_offset" not in caption
+    table = html[html.index("Reported vs reproduced"):]
+    assert 'class="verdict-fitted">fitted' in table and 'class="verdict-failed">failed' in table
+    # The alternative sits right after its default; the rule shows the spread.
+    order = [table.index(f"<td>{q}</td>") for q in ("slope", "slope_offset", "gap", "slope_d300", "height")]
+    assert order == sorted(order)
+    assert "1 ± 0.1 (x ± 0.05)" in table and "1.5 ± 0.05" in table
+
+
+def test_a_caption_names_a_mismatch_without_a_spread(tmp_path, paper_files, shown):
+    renderer = ItemRenderer("lu2024", tmp_path, *paper_files, preset="paper")
+    renderer.figure(tiny_figure(), "lu2024-fig2", "c")
+    html = renderer.rendered["lu2024-fig2"]
+    assert "Mismatch: offset reproduced 0.9 vs 0 ± 0.1." in html and "Failed:" not in html

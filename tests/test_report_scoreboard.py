@@ -9,14 +9,19 @@ import pytest
 import yaml
 
 from isonorm.report.claims import read_claims, validate_claims, write_claims
-from isonorm.report.comparison import VERDICTS, describe_tolerance, verdict, within
+from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
 from isonorm.report.scoreboard import (
     SCOREBOARD_COLUMNS,
+    apart_counts,
     build_scoreboard,
+    headline,
+    match_rates,
     read_scoreboard,
     summarize_scoreboard,
     write_scoreboard,
 )
+
+NAN = float("nan")
 
 
 @pytest.mark.parametrize(
@@ -39,28 +44,96 @@ from isonorm.report.scoreboard import (
 )
 def test_compare_rules(reproduced, reported, compare, tolerance, expected):
     assert within(reproduced, reported, compare, tolerance) is expected
+    assert within(reproduced, reported, compare, tolerance, NAN) is expected  # NaN spread: none
+
+
+@pytest.mark.parametrize(
+    "reproduced, spread, reported, compare, tolerance, expected",
+    [
+        (0.45, 0.1, 0.3, "abs", 0.1, True),  # |x - r| = 0.15 <= t + s = 0.2
+        (0.45, 0.04, 0.3, "abs", 0.1, False),
+        (-2.5, 0.3, -2.0, "rel", 0.1, True),  # 0.5 <= 0.1 * 2 + 0.3
+        (-2.5, 0.2, -2.0, "rel", 0.1, False),
+        (0.9, 0.1, 1.0, "le", 0.0, True),  # x + s <= r + t: the claim holds beyond the seed noise
+        (0.95, 0.1, 1.0, "le", 0.0, False),  # x alone is below, but not by more than its spread
+        (1.1, 0.1, 1.0, "ge", 0.0, True),
+        (1.05, 0.1, 1.0, "ge", 0.0, False),
+        (0.0, 5.0, 1.0, "true", 0.0, False),  # a spread never turns a false claim true
+    ],
+)
+def test_compare_rules_with_the_seed_spread(reproduced, spread, reported, compare, tolerance, expected):
+    assert within(reproduced, reported, compare, tolerance, spread) is expected
 
 
 def test_verdict_paths():
     assert verdict(1.0, 1.0, "abs", 0.0) == "match"
     assert verdict(2.0, 1.0, "abs", 0.5) == "mismatch"
-    assert verdict(float("nan"), 1.0, "abs", 0.5) == "not-run"
-    assert verdict(None, 1.0, "abs", 0.5) == "not-run"
-    assert verdict(1.0, float("nan"), float("nan"), float("nan")) == "no-reference"
+    assert verdict(2.0, 1.0, "abs", 0.5, spread=0.5) == "match"
+    # The item ran: a NaN, infinite or absent value fails; it is not-run only when the item produced nothing.
+    assert judge(NAN, 1.0, "abs", 0.5) == ("failed", "the reproduced value is NaN")
+    assert verdict(float("inf"), 1.0, "le", 0.5) == "failed"
+    assert verdict(float("-inf"), 1.0, "le", 0.5) == "failed"
+    assert judge(None, 1.0, "abs", 0.5).reason == "the item ran but did not produce this quantity"
+    assert verdict(None, 1.0, "abs", 0.5, ran=False) == "not-run"
+    assert verdict(NAN, 1.0, "abs", 0.5, ran=False) == "not-run"
+    assert verdict(1.0, NAN, NAN, NAN) == "no-reference"
+    # A fitted reading is never a match, whatever its value.
+    assert verdict(1.0, 1.0, "abs", 0.5, reading="fitted") == "fitted"
+    assert verdict(9.0, 1.0, "abs", 0.5, reading="fitted") == "fitted"
+    assert verdict(1.0, 1.0, "abs", 0.5, reading="alternative") == "match"
     with pytest.raises(ValueError, match="unknown compare rule 'near'"):
         verdict(1.0, 1.0, "near", 0.1)
 
 
-def test_describe_tolerance_shows_the_acceptance_rule():
+def test_describe_tolerance_shows_the_acceptance_rule_and_the_spread():
     assert describe_tolerance(2.0, "abs", 0.5) == "2 ± 0.5"
     assert describe_tolerance(2.0, "rel", 0.1) == "2 ± 10%"
     assert describe_tolerance(2.0, "le", 0.5) == "≤ 2.5"
     assert describe_tolerance(2.0, "ge", 0.5) == "≥ 1.5"
+    assert describe_tolerance(0.5, "abs", 0.1, 0.03) == "0.5 ± 0.1 (x ± 0.03)"
+    assert describe_tolerance(2.0, "le", 0.5, 0.03) == "≤ 2.5 (x + 0.03)"
+    assert describe_tolerance(2.0, "ge", 0.5, 0.03) == "≥ 1.5 (x − 0.03)"
+    assert describe_tolerance(2.0, "abs", 0.5, NAN) == "2 ± 0.5"
 
 
-def reference(item, quantity, reported, compare="abs", tolerance=0.1):
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # factor 2 on a linear scale: r ± w with (|r| + w) / (|r| - w) > 2, i.e. w > |r| / 3
+        (dict(reported=3.0, compare="abs", tolerance=0.9), ""),
+        (dict(reported=3.0, compare="abs", tolerance=1.1), "a factor 2.16 apart"),
+        (dict(reported=3.0, compare="abs", tolerance=0.9, spread=0.2), "a factor 2.16 apart"),  # the spread counts
+        (dict(reported=2.0, compare="rel", tolerance=0.3), ""),
+        (dict(reported=2.0, compare="rel", tolerance=0.4), "a factor 2.33 apart"),
+        # containing 0 while r != 0
+        (dict(reported=0.1, compare="abs", tolerance=0.1), "contains 0"),
+        (dict(reported=0.0, compare="abs", tolerance=0.1), ""),
+        # log scales: 10^(r ± w) spans 10^(2w) > 2 when w > 0.15; e^(r ± w) when w > 0.35
+        (dict(reported=-2.0, compare="abs", tolerance=0.1, scale="log10"), ""),
+        (dict(reported=-2.0, compare="abs", tolerance=0.2, scale="log10"), "a factor 2.51 apart"),
+        (dict(reported=-2.0, compare="abs", tolerance=0.3, scale="ln"), ""),
+        (dict(reported=-2.0, compare="abs", tolerance=0.4, scale="ln"), "a factor 2.23 apart"),
+        # one-sided rules and boolean claims have no interval ...
+        (dict(reported=1.0, compare="le", tolerance=5.0), ""),
+        (dict(reported=1.0, compare="true", tolerance=0.0), ""),
+        # ... but any rule is weak when its margin covers the effect the item is about (its contrast)
+        (dict(reported=1.0, compare="abs", tolerance=0.1, reproduced=1.0, contrast=1.05), "to its contrast"),
+        (dict(reported=1.0, compare="abs", tolerance=0.1, reproduced=1.0, contrast=1.5), ""),
+        (dict(reported=1.0, compare="le", tolerance=0.0, spread=0.2, reproduced=0.9, contrast=1.0), "to its contrast"),
+        (dict(reported=1.0, compare="abs", tolerance=0.1, reproduced=1.0, contrast=NAN), ""),  # contrast absent
+        (dict(reported=NAN, compare=NAN, tolerance=NAN), ""),  # no reference
+    ],
+)
+def test_weak_tolerances(args, expected):
+    reason = weak_reason(**args)
+    assert (expected in reason) if expected else reason == ""
+    assert weak(**args) is bool(expected)
+
+
+def reference(item, quantity, reported, compare="abs", tolerance=0.1, **optional):
     return {"item": item, "quantity": quantity, "description": quantity, "reported": reported,
-            "kind": "read-off", "compare": compare, "tolerance": tolerance, "provenance": "printed", "source": "test"}
+            "kind": "read-off", "compare": compare, "tolerance": tolerance, "provenance": "printed", "source": "test",
+            **optional}
 
 
 @pytest.fixture
@@ -71,18 +144,26 @@ def two_papers(tmp_path):
     (refs / "lu2024.yaml").write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": [
         reference("lu2024-fig2", "a", 1.0),  # match
         reference("lu2024-fig2", "b", 1.0),  # mismatch
-        reference("lu2024-table5", "c", 1.0),  # claims has NaN -> not-run
-        reference("lu2024-table5", "d", 1.0),  # absent from claims -> not-run
+        reference("lu2024-table5", "c", 1.0),  # claims has NaN -> failed
+        reference("lu2024-table5", "d", 1.0),  # absent from claims of an item that ran -> failed
         reference("lu2024-fig3", "holds", True, compare="true"),  # boolean claim that holds
+        reference("lu2024-fig4", "a", 1.0),  # the item produced no claim -> not-run
+        reference("lu2024-fig2", "a_offset", 1.0, reading="alternative", note="another offset"),  # match, apart
+        reference("lu2024-fig2", "a_d300", 1.0, reading="fitted", note="width chosen to fit"),  # fitted
+        reference("lu2024-fig3", "input_norm", 1.0, check="consistency"),  # a consistency check that fails
+        reference("lu2024-fig3", "wide", 1.0, tolerance=0.5, basis="claim"),  # a weak match
+        reference("lu2024-fig3", "spread", 1.0, contrast="wide"),  # matches within its spread; weak by contrast
     ]}))
     (refs / "joudaki2023.yaml").write_text(yaml.safe_dump({"paper": "joudaki2023", "title": "t", "references": [
         reference("joudaki2023-fig1", "a", 2.0),
     ]}))
     claims = pd.DataFrame({
-        "item": ["lu2024-fig2", "lu2024-fig2", "lu2024-table5", "lu2024-fig3", "lu2024-fig9"],
-        "quantity": ["a", "b", "c", "holds", "extra"],
-        "value": [1.05, 1.5, float("nan"), 1.0, 7.0],
-        "note": ["", "", "could not fit", "", "not in the paper"],
+        "item": ["lu2024-fig2", "lu2024-fig2", "lu2024-table5", "lu2024-fig3", "lu2024-fig9", "lu2024-fig2",
+                 "lu2024-fig2", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3"],
+        "quantity": ["a", "b", "c", "holds", "extra", "a_offset", "a_d300", "input_norm", "wide", "spread"],
+        "value": [1.05, 1.5, NAN, 1.0, 7.0, 0.95, 1.0, 2.0, 1.2, 1.25],
+        "spread": [NAN, NAN, NAN, NAN, NAN, 0.01, NAN, NAN, NAN, 0.2],
+        "note": ["", "", "could not fit", "", "not in the paper", "", "", "", "", ""],
     })
     write_claims(claims, tmp_path / "results" / "lu2024" / "claims.parquet", "lu2024")
     reference_files = [refs / "lu2024.yaml", refs / "joudaki2023.yaml"]
@@ -97,16 +178,34 @@ def test_every_verdict_path(two_papers):
     assert verdicts == {
         ("lu2024-fig2", "a"): "match",
         ("lu2024-fig2", "b"): "mismatch",
-        ("lu2024-table5", "c"): "not-run",
-        ("lu2024-table5", "d"): "not-run",
+        ("lu2024-table5", "c"): "failed",
+        ("lu2024-table5", "d"): "failed",
         ("lu2024-fig3", "holds"): "match",
+        ("lu2024-fig4", "a"): "not-run",
+        ("lu2024-fig2", "a_offset"): "match",
+        ("lu2024-fig2", "a_d300"): "fitted",
+        ("lu2024-fig3", "input_norm"): "mismatch",
+        ("lu2024-fig3", "wide"): "match",
+        ("lu2024-fig3", "spread"): "match",
         ("joudaki2023-fig1", "a"): "not-run",  # claims file missing
         ("lu2024-fig9", "extra"): "no-reference",
     }
+    rows = board.set_index(["item", "quantity"])
+    # The CSV reads on its own: the note says why a row failed or did not run, after it the claim's note.
+    assert rows.loc[("lu2024-table5", "c"), "note"] == "the reproduced value is NaN; could not fit"
+    assert rows.loc[("lu2024-table5", "d"), "note"] == "the item ran but did not produce this quantity"
+    assert rows.loc[("lu2024-fig4", "a"), "note"] == "the item produced no claims in this run"
+    assert rows.loc[("lu2024-fig2", "a_d300"), "note"] == "width chosen to fit"
+    assert rows.loc[("lu2024-fig2", "a_offset"), "spread"] == 0.01
+    assert rows.loc[("lu2024-fig3", "wide"), "basis"] == "claim" and rows.loc[("lu2024-fig3", "wide"), "basis_detail"]
+    assert (rows.loc[("lu2024-fig3", "input_norm"), ["reading", "check"]] == ["default", "consistency"]).all()
+    weak_rows = {key for key, w in rows["weak"].items() if w}
+    # wide: 1 ± 0.5 spans a factor 3; spread: its margin 0.1 + 0.2 covers |1.25 - 1.2|, the effect it is about
+    assert weak_rows == {("lu2024-fig3", "wide"), ("lu2024-fig3", "spread")}
     assert (board["preset"] == "quick").all()
     extra = board[board["verdict"] == "no-reference"].iloc[0]
     assert extra["paper"] == "lu2024" and extra["reproduced"] == 7.0
-    assert math.isnan(extra["reported"]) and math.isnan(extra["tolerance"])
+    assert math.isnan(extra["reported"]) and math.isnan(extra["tolerance"]) and not extra["weak"]
     # Reference order first, unreferenced claims last.
     assert board["item"].tolist()[-1] == "lu2024-fig9"
 
@@ -127,13 +226,41 @@ def test_read_scoreboard_rejects_other_csv(tmp_path):
         read_scoreboard(tmp_path / "none.csv")
 
 
-def test_summary_counts_per_paper_and_verdict(two_papers):
-    summary = summarize_scoreboard(build_scoreboard(*two_papers, preset="paper"))
-    assert list(summary.columns) == [*VERDICTS, "total"]
-    assert summary.loc["lu2024"].to_dict() == {"match": 2, "mismatch": 1, "not-run": 2, "no-reference": 1, "total": 6}
+def test_summary_counts_only_default_reproduction_rows(two_papers):
+    board = build_scoreboard(*two_papers, preset="paper")
+    summary = summarize_scoreboard(board)
+    assert list(summary.columns) == [*HEADLINE_VERDICTS, "total"] and "fitted" not in summary.columns
+    # The alternative, the fitted reading and the consistency check are not in the headline counts.
+    assert summary.loc["lu2024"].to_dict() == {"match": 4, "mismatch": 1, "failed": 2, "not-run": 1,
+                                               "no-reference": 1, "total": 9}
     assert summary.loc["joudaki2023", "not-run"] == 1
-    assert summary.loc["total", "total"] == 7
+    assert summary.loc["total", "total"] == 10
     assert (summary.drop(index="total").sum() == summary.loc["total"]).all()
+
+
+def test_apart_counts_and_headline(two_papers):
+    board = build_scoreboard(*two_papers, preset="paper")
+    apart = apart_counts(board)
+    assert apart.loc["lu2024"].to_dict() == {"weak": 2, "alternatives": 1, "alternatives_match": 1,
+                                             "consistency": 1, "consistency_hold": 0, "fitted": 1}
+    assert apart.loc["total", "fitted"] == 1
+    assert headline(board) == ("4 of 7 default rows match (2 weak); 2 failed; alternatives 1/1; consistency 0/1; "
+                               "fitted 1")
+    # After a round trip through the CSV (weak as text, readings of no-reference rows empty) the same.
+    assert headline(read_scoreboard(write_scoreboard(board, two_papers[0][0].parent / "s.csv"))) == headline(board)
+    empty = pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
+    assert headline(empty) == "0 of 0 default rows match (0 weak); 0 failed; alternatives 0/0; consistency 0/0; fitted 0"
+
+
+def test_a_fitted_reading_never_counts_as_a_match():
+    board = pd.DataFrame({
+        "paper": ["lu2024"] * 3, "item": ["lu2024-fig2"] * 3, "quantity": ["a", "a_d300", "a_offset"],
+        "verdict": ["mismatch", "fitted", "match"], "provenance": ["printed"] * 3,
+        "reading": ["default", "fitted", "alternative"], "check": ["reproduction"] * 3, "weak": [False] * 3,
+    })
+    assert summarize_scoreboard(board).loc["lu2024", "match"] == 0
+    assert match_rates(board).loc["lu2024", "printed"] == "0 / 1 (0 %)"
+    assert headline(board).startswith("0 of 1 default rows match")
 
 
 def test_claims_round_trip_and_validation(tmp_path):
@@ -152,13 +279,13 @@ def test_claims_round_trip_and_validation(tmp_path):
 
 
 def test_match_rates_count_only_scored_references_per_provenance():
-    from isonorm.report.scoreboard import match_rates
-
     board = pd.DataFrame({
-        "paper": ["lu2024", "lu2024", "lu2024", "meterez2024", "meterez2024"],
-        "verdict": ["match", "mismatch", "not-run", "match", "no-reference"],
-        "provenance": ["printed", "printed", "read-off", "read-off", None],
+        "paper": ["lu2024", "lu2024", "lu2024", "lu2024", "lu2024", "meterez2024", "meterez2024"],
+        "verdict": ["match", "mismatch", "not-run", "failed", "match", "match", "no-reference"],
+        "provenance": ["printed", "printed", "read-off", "derived", "printed", "read-off", None],
+        "reading": ["default", "default", "default", "default", "alternative", "default", None],
     })
-    rates = match_rates(board)
+    rates = match_rates(board)  # the failure is scored; the alternative is not a headline row
     assert rates.loc["lu2024", "printed"] == "1 / 2 (50 %)" and rates.loc["lu2024", "read-off"] == "–"
-    assert rates.loc["meterez2024", "read-off"] == "1 / 1 (100 %)" and rates.loc["total", "derived"] == "–"
+    assert rates.loc["lu2024", "derived"] == "0 / 1 (0 %)"
+    assert rates.loc["meterez2024", "read-off"] == "1 / 1 (100 %)" and rates.loc["total", "derived"] == "0 / 1 (0 %)"

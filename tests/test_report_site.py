@@ -87,7 +87,19 @@ def fake_report(tmp_path):
         ["lu2024", "lu2024-apptable3", "a", 1.0, nan, 0.1, "not-run", "printed", "quick"],
         ["lu2024", "lu2024-fig9", "a", 2.0, 2.0, 0.1, "match", "printed", "quick"],  # on no page
         ["joudaki2023", "joudaki2023-fig1", "a", 2.0, nan, 0.1, "not-run", "read-off", "quick"],
-    ], columns=list(SCOREBOARD_COLUMNS))
+        # Counted apart, never in the headline, the bars or the tiles: a fitted reading that would be a mismatch,
+        # an alternative reading and a consistency check that do not match.
+        ["lu2024", "lu2024-fig3", "a_d300", 10.0, 99.0, 0.5, "fitted", "printed", "quick"],
+        ["lu2024", "lu2024-fig9", "a_offset", 2.0, 9.0, 0.1, "mismatch", "printed", "quick"],
+        ["lu2024", "lu2024-fig9", "input_norm", 2.0, 9.0, 0.1, "mismatch", "printed", "quick"],
+        # A default row that failed (the item ran, the value is NaN).
+        ["lu2024", "lu2024-fig2", "d", 1.0, nan, 0.1, "failed", "derived", "quick"],
+    ], columns=["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance", "preset"])
+    board = board.reindex(columns=list(SCOREBOARD_COLUMNS))
+    board["reading"] = ["default"] * 10 + ["fitted", "alternative", "default", "default"]
+    board.loc[board["verdict"] == "no-reference", "reading"] = nan
+    board["check"] = ["reproduction"] * 12 + ["consistency", "reproduction"]
+    board["weak"] = [False, False, False, True] + [False] * 10  # lu2024-fig3 a: a weak match
     scoreboard = write_scoreboard(board, tmp_path / "results" / "scoreboard.csv")
     benchmarks = tmp_path / "results" / "benchmarks"
     files = [
@@ -128,11 +140,15 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
     assert "class=\"preset-banner\"" in text and "quick</strong> preset" in text
     assert "Paper &lt;one&gt;" in text  # escaped
     # One table of counts per paper (items, then the scoreboard rows by verdict); no separate summary table.
+    # items 7; match, mismatch, failed, not-run, no-reference, total; weak matches, alternatives, consistency, fitted
     assert '<tr id="paper-lu2024"><td><a href="lu2024.html">lu2024</a></td><td>Paper &lt;one&gt;</td>' \
-           "<td>7</td><td>3</td><td>1</td><td>3</td><td>2</td><td>9</td></tr>" in text
+           "<td>7</td><td>3</td><td>1</td><td>1</td><td>3</td><td>2</td><td>10</td>" \
+           "<td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
+    assert ('id="headline" class="headline"><strong>3 of 5 default rows match (1 weak); 1 failed; '
+            "alternatives 0/1; consistency 0/1; fitted 1</strong>") in text
     assert "summary" not in page.ids and "Scoreboard summary" not in text
     assert "match-rates" in page.ids  # per paper and provenance: the printed match, the read-off does not
-    assert "2 / 2 (100 %)" in text and "0 / 1 (0 %)" in text
+    assert "2 / 2 (100 %)" in text and "0 / 1 (0 %)" in text and "1 / 2 (50 %)" in text
     for needle in ("abc123", "cpu:test", "torch", "widths:", "train_lu2024", "simulate", "bn/seed0"):
         assert needle in text, needle
     # Top to bottom: the figure, the items, the papers, match rates, the scoreboard link, runtime, provenance.
@@ -147,13 +163,13 @@ def test_tiles_are_coloured_by_the_worst_verdict_and_link_to_existing_ids(fake_r
     state = {item: next(c.removeprefix("verdict-") for c in t["classes"] if c.startswith("verdict-"))
              for item, t in tiles.items()}
     assert state == {
-        "lu2024-fig2": "mismatch",  # match + mismatch + not-run: mismatch is worst
-        "lu2024-fig3": "match",  # a no-reference row does not count against it
+        "lu2024-fig2": "failed",  # match + mismatch + failed + not-run: failed is worst
+        "lu2024-fig3": "match",  # neither a no-reference row nor a fitted reading counts against it
         "lu2024-fig4": "no-reference",
         "lu2024-table5": "no-reference",  # on the page, in no scoreboard row
         "lu2024-fig5": "not-run",
         "lu2024-apptable3": "not-reproducible",  # the page's mark wins over its not-run rows
-        "lu2024-fig9": "match",
+        "lu2024-fig9": "match",  # its alternative reading and consistency check do not colour it
         "joudaki2023-fig1": "not-run",
     }
     assert list(tiles)[:6] == ["lu2024-fig2", "lu2024-fig3", "lu2024-fig4", "lu2024-table5", "lu2024-fig5",
@@ -166,17 +182,19 @@ def test_tiles_are_coloured_by_the_worst_verdict_and_link_to_existing_ids(fake_r
         assert tiles[item]["tag"] == "span" and tiles[item]["href"] is None, item
         assert "not on any page" in tiles[item]["title"]
     assert "lu2024-notanitem" not in tiles
-    assert tiles["lu2024-fig2"]["title"] == "lu2024-fig2: 1 match, 1 mismatch, 1 not-run"
+    assert tiles["lu2024-fig2"]["title"] == "lu2024-fig2: 1 match, 1 mismatch, 1 failed, 1 not-run"
+    assert tiles["lu2024-fig3"]["title"] == "lu2024-fig3: 1 match, 1 no-reference"
     assert tiles["lu2024-apptable3"]["title"] == "lu2024-apptable3: not reproducible; 1 not-run"
     assert tiles["lu2024-table5"]["title"] == "lu2024-table5: no reference values"
     text = (report / "index.html").read_text()
-    for name in ("match", "mismatch", "not-run", "no-reference", "not-reproducible"):  # the legend
+    for name in ("match", "mismatch", "failed", "not-run", "no-reference", "not-reproducible"):  # the legend
         assert f'class="swatch verdict-{name}"' in text
         # One palette: the tiles' and the verdict cells' colours come from it.
         assert f".tile.verdict-{name}, .swatch.verdict-{name} {{ background: {VERDICT_COLOURS[name]};" in text
 
 
 def test_tile_state_order():
+    assert tile_state({"match": 2, "mismatch": 1, "failed": 1, "not-run": 1}, {"item"}) == "failed"
     assert tile_state({"match": 2, "mismatch": 1, "not-run": 1}, {"item"}) == "mismatch"
     assert tile_state({"match": 2, "not-run": 1}, {"item"}) == "not-run"
     assert tile_state({"match": 2, "no-reference": 1}, {"item"}) == "match"
@@ -199,13 +217,14 @@ def test_verdict_figure_is_inline_svg_in_the_palette(fake_report):
     start = text.index('<figure id="verdict-figure"')
     figure = text[start:text.index("</figure>", start)]
     assert "<svg " in figure and "<?xml" not in text and "<!DOCTYPE svg" not in text
-    for name in ("match", "mismatch", "not-run"):  # the bars are filled and edged with the pages' verdict colours
+    for name in ("match", "mismatch", "failed", "not-run"):  # the bars are filled and edged with the palette
         assert f"fill: {VERDICT_COLOURS[name]}" in figure and f"stroke: {VERDICT_EDGES[name]}" in figure
     assert "no paper reports: 2 in all) are left out of the bars" in figure
     counts = verdict_counts(pd.read_csv(scoreboard), ["lu2024", "joudaki2023", "meterez2024"])
-    assert counts.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "not-run": 3, "no-reference": 2}
+    # The fitted, alternative and consistency rows are not in the bars.
+    assert counts.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "failed": 1, "not-run": 3, "no-reference": 2}
     assert counts.loc["meterez2024"].sum() == 0  # a paper without rows has an empty bar
-    assert "3 of 7 match (43 %), 1 mismatch" in figure
+    assert "3 of 8 match (38 %), 1 mismatch, 1 failed" in figure
 
 
 def test_scoreboard_page_has_every_row_filters_and_links(fake_report):
@@ -216,15 +235,18 @@ def test_scoreboard_page_has_every_row_filters_and_links(fake_report):
     assert [r["data-verdict"] for r in page.rows] == list(board["verdict"])
     assert [r["data-paper"] for r in page.rows] == list(board["paper"])
     assert page.rows[0]["data-text"] == "lu2024-fig2 a"
-    assert "10 of 10 rows shown" in text  # also without JavaScript
+    assert "14 of 14 rows shown" in text  # also without JavaScript
+    assert [r["data-reading"] for r in page.rows] == list(board["reading"].fillna(""))
+    assert [r["data-weak"] for r in page.rows] == ["yes" if w else "no" for w in board["weak"]]
     assert '<nav><a href="index.html">' in text
     # Items link to their page only where the page shows them.
     assert "lu2024.html#lu2024-fig2" in page.hrefs and "lu2024.html#lu2024-apptable3" in page.hrefs
     assert not any("lu2024-fig9" in h or "joudaki2023" in h for h in page.hrefs)
     assert "<td>lu2024-fig9</td>" in text and "<td>joudaki2023-fig1</td>" in text
-    for element in ("filter-verdict", "filter-paper", "filter-text", "row-count", "scoreboard-table"):
+    for element in ("filter-verdict", "filter-paper", "filter-reading", "filter-weak", "filter-text", "row-count",
+                    "scoreboard-table"):
         assert element in page.ids
-    for verdict in ("match", "mismatch", "not-run", "no-reference"):
+    for verdict in ("match", "mismatch", "failed", "fitted", "not-run", "no-reference", "alternative", "yes"):
         assert f'<option value="{verdict}">' in text
     assert '<td class="number" data-value="1.05">1.05</td>' in text  # numeric columns sort by their raw value
     assert '<td class="number" data-value="">–</td>' in text
@@ -251,7 +273,7 @@ def test_empty_scoreboard_builds(fake_report, tmp_path):
     empty = write_scoreboard(pd.DataFrame(columns=list(SCOREBOARD_COLUMNS)), tmp_path / "empty.csv")
     pages = build_index(report, empty, PAPERS, config, files, {}, preset="paper")
     text = pages.index.read_text()
-    assert "<td>0</td><td>0</td><td>0</td><td>0</td><td>0</td>" in text
+    assert "<td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0</td><td>0 / 0</td>" in text
     assert 'id="verdict-figure"' in text and "no reference values" in text
     tiles = Links(text).tiles  # the page's items still show, with no reference values
     assert tiles["lu2024-fig2"]["classes"] == ["tile", "verdict-no-reference"]

@@ -1,76 +1,188 @@
-"""Reported vs reproduced: the compare rules and verdicts of the scoreboard (architecture §7, **contract**).
+"""Reported vs reproduced: the compare rules, verdicts and weak tolerances of the scoreboard (architecture §7,
+**contract**; docs/decisions/README.md, "Verdicts").
 
-One function decides every verdict, so the scoreboard CSV, the index page and the per-item tables in the
-paper pages can never disagree.
+One function (:func:`judge`) decides every verdict and one (:func:`weak`) every weak mark, so the scoreboard CSV,
+the index page, the item tiles, the captions and the per-item tables in the paper pages can never disagree.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
-# Verdicts in display order (architecture §7).
-MATCH, MISMATCH, NOT_RUN, NO_REFERENCE = "match", "mismatch", "not-run", "no-reference"
-VERDICTS = (MATCH, MISMATCH, NOT_RUN, NO_REFERENCE)
+# Verdicts in display order (architecture §7; docs/decisions/README.md, "Verdicts").
+MATCH, MISMATCH, FAILED, FITTED, NOT_RUN, NO_REFERENCE = (
+    "match", "mismatch", "failed", "fitted", "not-run", "no-reference")
+VERDICTS = (MATCH, MISMATCH, FAILED, FITTED, NOT_RUN, NO_REFERENCE)
+# The verdicts a headline row can have: a fitted reading is never one ("Verdicts").
+HEADLINE_VERDICTS = tuple(v for v in VERDICTS if v != FITTED)
+# The verdicts of a row that was scored: its item ran and it has a reference that is not a fitted reading.
+SCORED = (MATCH, MISMATCH, FAILED)
 
-# x = reproduced, r = reported, tol = tolerance.
+# Readings and checks of a reference row (references.READINGS, references.CHECKS): only default reproduction rows
+# count in the headline ("Verdicts").
+DEFAULT, ALTERNATIVE, FITTED_READING = "default", "alternative", "fitted"
+REPRODUCTION, CONSISTENCY = "reproduction", "consistency"
+
+# x = reproduced, s = its seed spread (0 when it has none), r = reported, t = tolerance. The spread widens the
+# rule on the side of the reproduction: a claim "holds" only beyond the seed noise ("Verdicts").
 COMPARE_RULES = {
-    "abs": "|x - r| <= tol",
-    "rel": "|x - r| <= tol * |r|",
-    "le": "x <= r + tol",
-    "ge": "x >= r - tol",
+    "abs": "|x - r| <= t + s",
+    "rel": "|x - r| <= t * |r| + s",
+    "le": "x + s <= r + t",
+    "ge": "x - s >= r - t",
     "true": "x == 1 (a boolean claim holds)",
 }
 
 # Float rounding slack so that a value exactly on the tolerance boundary matches: |0.4 - 0.3| is
 # 0.10000000000000003 in binary floating point, which must count as "within 0.1".
 _ROUNDING = 1e-12
+# A weak tolerance accepts values more than this factor apart ("Verdicts").
+WEAK_FACTOR = 2.0
+WEAK_MEANING = ("its acceptance interval spans more than a factor of 2 or contains 0, or its margin is at least "
+                "the reproduced effect the item is about")
+_SCALE_BASES = {"log10": 10.0, "ln": math.e}
 
 
 def _slack(*values: float) -> float:
     return _ROUNDING * max(1.0, *(abs(v) for v in values))
 
 
-def within(reproduced: float, reported: float, compare: str, tolerance: float) -> bool:
-    """Whether ``reproduced`` agrees with ``reported`` under ``compare`` with ``tolerance`` (COMPARE_RULES)."""
-    x, r, tol = float(reproduced), float(reported), float(tolerance)
-    slack = _slack(x, r, tol)
-    if compare == "abs":
-        return abs(x - r) <= tol + slack
-    if compare == "rel":
-        return abs(x - r) <= tol * abs(r) + slack
-    if compare == "le":
-        return x <= r + tol + slack
-    if compare == "ge":
-        return x >= r - tol - slack
-    if compare == "true":
-        return x == 1.0
-    raise ValueError(f"unknown compare rule {compare!r}; use one of {', '.join(COMPARE_RULES)}")
-
-
 def _missing(value: object) -> bool:
     """None or NaN: how an absent value arrives from a join."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    if value is None:
+        return True
+    try:
+        return math.isnan(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
 
 
-def verdict(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None) -> str:
-    """``no-reference`` without a reported value, ``not-run`` without a reproduced one, else match/mismatch."""
+def _spread(spread: float | None) -> float:
+    """A seed spread as a number: 0 when the value has none (NaN or absent)."""
+    return 0.0 if _missing(spread) else float(spread)
+
+
+def _check_rule(compare: str) -> None:
+    if compare not in COMPARE_RULES:
+        raise ValueError(f"unknown compare rule {compare!r}; use one of {', '.join(COMPARE_RULES)}")
+
+
+def within(reproduced: float, reported: float, compare: str, tolerance: float, spread: float | None = None) -> bool:
+    """Whether ``reproduced`` (with its seed ``spread``) agrees with ``reported`` under ``compare`` (COMPARE_RULES)."""
+    _check_rule(compare)
+    x, r, t, s = float(reproduced), float(reported), float(tolerance), _spread(spread)
+    slack = _slack(x, r, t, s)
+    return {
+        "abs": lambda: abs(x - r) <= t + s + slack,
+        "rel": lambda: abs(x - r) <= t * abs(r) + s + slack,
+        "le": lambda: x + s <= r + t + slack,
+        "ge": lambda: x - s >= r - t - slack,
+        "true": lambda: x == 1.0,
+    }[compare]()
+
+
+class Judgement(NamedTuple):
+    """A row's verdict and, for a failure or a row that did not run, why (the scoreboard's note says it)."""
+
+    verdict: str
+    reason: str = ""
+
+
+def judge(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None,
+          spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True) -> Judgement:
+    """The verdict of one scoreboard row (docs/decisions/README.md, "Verdicts").
+
+    ``ran``: whether the row's item produced any claim. In order: no reported value -> ``no-reference``; the item
+    produced no claim -> ``not-run``; a fitted reading -> ``fitted`` (never a match); the quantity missing, NaN,
+    or infinite while the reported value is finite -> ``failed``; else ``match`` or ``mismatch``.
+    """
     if _missing(reported) or _missing(compare):
-        return NO_REFERENCE
-    if _missing(reproduced):
-        return NOT_RUN
-    return MATCH if within(reproduced, reported, compare, 0.0 if _missing(tolerance) else tolerance) else MISMATCH
+        return Judgement(NO_REFERENCE)
+    if not ran:
+        return Judgement(NOT_RUN, "the item produced no claims in this run")
+    if reading == FITTED_READING:
+        return Judgement(FITTED)
+    if reproduced is None:
+        return Judgement(FAILED, "the item ran but did not produce this quantity")
+    if math.isnan(reproduced):
+        return Judgement(FAILED, "the reproduced value is NaN")
+    if math.isinf(reproduced) and math.isfinite(reported):
+        return Judgement(FAILED, "the reproduced value is infinite")
+    tolerance = 0.0 if _missing(tolerance) else tolerance
+    return Judgement(MATCH if within(reproduced, reported, compare, tolerance, spread) else MISMATCH)
 
 
-def describe_tolerance(reported: float, compare: str, tolerance: float) -> str:
-    """The acceptance rule as a reader sees it, e.g. ``-0.5 ± 0.1`` or ``≤ 0.3``."""
-    if compare == "abs":
-        return f"{reported:.4g} ± {tolerance:.4g}"
-    if compare == "rel":
-        return f"{reported:.4g} ± {100 * tolerance:.4g}%"
-    if compare == "le":
-        return f"≤ {reported + tolerance:.4g}"
-    if compare == "ge":
-        return f"≥ {reported - tolerance:.4g}"
-    if compare == "true":
-        return "holds"
-    raise ValueError(f"unknown compare rule {compare!r}; use one of {', '.join(COMPARE_RULES)}")
+def verdict(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None,
+            spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True) -> str:
+    """:func:`judge`'s verdict alone."""
+    return judge(reproduced, reported, compare, tolerance, spread, reading, ran).verdict
+
+
+def half_width(reported: float, compare: str, tolerance: float, spread: float | None = None) -> float:
+    """t + s of an ``abs`` rule, t·|r| + s of a ``rel`` one: how far from ``reported`` the rule accepts."""
+    scaled = tolerance * abs(reported) if compare == "rel" else tolerance
+    return scaled + _spread(spread)
+
+
+def weak_reason(reported: float | None, compare: str | None, tolerance: float | None, spread: float | None = None,
+                scale: str | None = "linear", reproduced: float | None = None,
+                contrast: float | None = None) -> str:
+    """Why a row's tolerance is weak, or "" when it is not (docs/decisions/README.md, "Verdicts").
+
+    An ``abs``/``rel`` row is weak when its acceptance interval on the quantity's own ``scale`` spans more than
+    ``WEAK_FACTOR`` or contains 0 while ``reported`` is not 0; any row with a reproduced ``contrast`` (the value
+    of the quantity it is compared against) is weak when t + s is at least the reproduced difference |x - x_c|.
+    """
+    if _missing(reported) or _missing(compare) or compare == "true":
+        return ""
+    t = 0.0 if _missing(tolerance) else float(tolerance)
+    width = half_width(reported, compare, t, spread)
+    if compare in ("abs", "rel"):
+        base = _SCALE_BASES.get(scale or "linear")
+        if base is not None:  # 10^(r ± w) or e^(r ± w): a factor base^(2w) apart
+            if base ** (2 * width) > WEAK_FACTOR:
+                return f"accepts values a factor {base ** (2 * width):.3g} apart"
+        elif reported != 0 and width >= abs(reported):
+            return "the accepted interval contains 0"
+        elif reported != 0 and (abs(reported) + width) > WEAK_FACTOR * (abs(reported) - width):
+            return f"accepts values a factor {(abs(reported) + width) / (abs(reported) - width):.3g} apart"
+    if not (_missing(reproduced) or _missing(contrast)) and width >= abs(float(reproduced) - float(contrast)):
+        return f"the margin {width:.3g} is at least the difference {abs(reproduced - contrast):.3g} to its contrast"
+    return ""
+
+
+def weak(reported: float | None, compare: str | None, tolerance: float | None, spread: float | None = None,
+         scale: str | None = "linear", reproduced: float | None = None, contrast: float | None = None) -> bool:
+    """Whether :func:`weak_reason` finds the row's tolerance weak."""
+    return bool(weak_reason(reported, compare, tolerance, spread, scale, reproduced, contrast))
+
+
+def marked_weak(value: object) -> bool:
+    """A ``weak`` cell as a boolean: True, numpy's True or "True" as a CSV gives it back; anything else False."""
+    return str(value).strip().lower() == "true"
+
+
+def describe_tolerance(reported: float, compare: str, tolerance: float, spread: float | None = None) -> str:
+    """The acceptance rule as a reader sees it, with the reproduced value's seed spread where it has one, e.g.
+    ``0.5 ± 0.1 (x ± 0.03)``, ``2 ± 10%``, ``≤ 0.3 (x + 0.02)``."""
+    _check_rule(compare)
+    s = _spread(spread)
+    rule = {
+        "abs": lambda: f"{reported:.4g} ± {tolerance:.4g}",
+        "rel": lambda: f"{reported:.4g} ± {100 * tolerance:.4g}%",
+        "le": lambda: f"≤ {reported + tolerance:.4g}",
+        "ge": lambda: f"≥ {reported - tolerance:.4g}",
+        "true": lambda: "holds",
+    }[compare]()
+    if not s or compare == "true":
+        return rule
+    sign = {"le": "+", "ge": "−"}.get(compare, "±")
+    return f"{rule} (x {sign} {s:.2g})"
+
+
+def counts_in_headline(reading: object, check: object) -> bool:
+    """Whether a row counts in the headline: a default reading of a reproduction (absent keys are the defaults,
+    as on a no-reference row; "Verdicts")."""
+    return (DEFAULT if _missing(reading) else reading) == DEFAULT and (
+        REPRODUCTION if _missing(check) else check) == REPRODUCTION

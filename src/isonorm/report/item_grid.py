@@ -1,5 +1,8 @@
 """The item grid of the index: every item of every paper as a tile coloured by its worst verdict.
 
+A tile counts only the item's headline rows, default readings of a reproduction (``scoreboard.headline_rows``):
+an alternative or fitted reading or a consistency check never colours it (docs/decisions/README.md, "Verdicts").
+
 Item ids are read from the rendered paper pages (elements of class ``item`` with an ``id``, as
 ``notebook.ItemRenderer`` writes them), so that a tile only links to an id that exists. Items the scoreboard
 lists but no page carries are shown as plain text.
@@ -15,15 +18,17 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import MATCH, MISMATCH, NO_REFERENCE, NOT_RUN, VERDICTS
+from .comparison import FAILED, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN, VERDICTS
 from .ids import paper_of
 from .markup import NOT_REPRODUCIBLE, escape
+from .scoreboard import headline_rows
 
 # Worst first: the colour of a tile is the first of these that any of its reference values has.
-WORST_FIRST = (MISMATCH, NOT_RUN, MATCH)
+WORST_FIRST = (FAILED, MISMATCH, NOT_RUN, MATCH)
 # Tile states in legend order, with the words the legend uses.
 TILE_STATES = {
-    MATCH: "match", MISMATCH: "mismatch (at least one value)", NOT_RUN: "not run (at least one value)",
+    MATCH: "match", MISMATCH: "mismatch (at least one value)", FAILED: "failed (at least one value)",
+    NOT_RUN: "not run (at least one value)",
     NOT_REPRODUCIBLE: "not reproducible", NO_REFERENCE: "no reference values",
 }
 
@@ -93,7 +98,7 @@ def item_tiles(report_dir: Path, papers: list[Mapping[str, str]], scoreboard: pd
     """Tiles per paper slug: the page's items in page order, then scoreboard items on no page (unlinked)."""
     counts = {
         item: {v: int(n) for v, n in group.value_counts().reindex(list(VERDICTS), fill_value=0).items()}
-        for item, group in scoreboard.groupby("item", sort=False)["verdict"]
+        for item, group in headline_rows(scoreboard).groupby("item", sort=False)["verdict"]
     }
     pages = {p["slug"]: p["html"] for p in papers}
     slugs = list(pages) + [s for s in dict.fromkeys(map(paper_of, counts)) if s not in pages]

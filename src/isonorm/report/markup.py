@@ -11,19 +11,20 @@ import math
 import pandas as pd
 
 from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
-from .comparison import describe_tolerance
+from .comparison import (ALTERNATIVE, DEFAULT, FAILED, MISMATCH, counts_in_headline, describe_tolerance,
+                         marked_weak)
 
 # The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
 # it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
 NOT_REPRODUCIBLE = "not-reproducible"
 VERDICT_COLOURS = {
-    "match": "#b9e2c3", "mismatch": "#f3b6bc", "not-run": "#d9dbde", "no-reference": "#e4eef8",
-    NOT_REPRODUCIBLE: "#ddd0ee",
+    "match": "#b9e2c3", "mismatch": "#f3b6bc", "failed": "#f2c48e", "fitted": "#f1e7a8", "not-run": "#d9dbde",
+    "no-reference": "#e4eef8", NOT_REPRODUCIBLE: "#ddd0ee",
 }
 # Darker edges of the same hues, for bars and tiles.
 VERDICT_EDGES = {
-    "match": "#3f8f52", "mismatch": "#b8414d", "not-run": "#7d8288", "no-reference": "#7c98b6",
-    NOT_REPRODUCIBLE: "#7d62a3",
+    "match": "#3f8f52", "mismatch": "#b8414d", "failed": "#b0661b", "fitted": "#9c8a2b", "not-run": "#7d8288",
+    "no-reference": "#7c98b6", NOT_REPRODUCIBLE: "#7d62a3",
 }
 
 # For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.
@@ -122,22 +123,76 @@ def frame_table(frame: pd.DataFrame, float_format: str = ".4g", index: bool = Fa
     return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def with_spread(value: object, spread: object) -> str:
+    """A reproduced value with its seed spread, ``0.52 ± 0.03``; the value alone where it has none."""
+    if format_number(spread) in ("–", "0"):
+        return format_number(value)
+    return f"{format_number(value)} ± {float(spread):.2g}"
+
+
+def _rule(row: object) -> str:
+    if pd.isna(row.compare):
+        return "–"
+    return describe_tolerance(row.reported, row.compare, row.tolerance, row.spread)
+
+
+def beside_defaults(scored: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one item with each alternative reading right after its default: the default whose quantity
+    begins the alternative's (``slope`` before ``slope_offset``), else the default with the same reported value;
+    an alternative with neither stays where it is."""
+    defaults = scored[scored["reading"].fillna(DEFAULT) == DEFAULT]
+    anchor: dict[int, object] = {}
+    for index, row in scored[scored["reading"] == ALTERNATIVE].iterrows():
+        prefixed = [i for i, q in defaults["quantity"].items() if str(row["quantity"]).startswith(f"{q}_")]
+        same = [i for i, r in defaults["reported"].items() if r == row["reported"]]
+        candidates = sorted(prefixed, key=lambda i: -len(defaults.at[i, "quantity"])) or same
+        if candidates:
+            anchor[index] = candidates[0]
+    order = []
+    for index in scored.index:
+        if index in anchor:
+            continue
+        order.append(index)
+        order += [i for i, a in anchor.items() if a == index]
+    return scored.loc[order]
+
+
 def reference_table(scored: pd.DataFrame) -> str:
-    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``."""
+    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``: the rule with the
+    seed spread, the reproduced value with its spread, where the tolerance comes from, the reading, the weak mark
+    and the note (docs/decisions/README.md, "Verdicts")."""
     if scored.empty:
         return ""
+    scored = beside_defaults(scored)
     shown = pd.DataFrame({
         "quantity": scored["quantity"],
         "description": scored["description"].fillna(""),
-        "kind": scored["kind"].fillna(""),
         "provenance": scored["provenance"].fillna(""),
-        "reported": [
-            "–" if pd.isna(r.compare) else describe_tolerance(r.reported, r.compare, r.tolerance)
-            for r in scored.itertuples()
-        ],
-        "reproduced": [format_number(v) for v in scored["reproduced"]],
+        "rule": [_rule(r) for r in scored.itertuples()],
+        "reproduced": [with_spread(v, s) for v, s in zip(scored["reproduced"], scored["spread"])],
         "verdict": scored["verdict"],
+        "weak": ["weak" if marked_weak(w) else "" for w in scored["weak"]],
+        "basis": scored["basis"].fillna(""),
+        "reading": scored["reading"].fillna(""),
         "source": scored["source"].fillna(""),
         "note": scored["note"].fillna(""),
     })
     return '<p class="reference-title">Reported vs reproduced</p>' + frame_table(shown)
+
+
+def outcome_sentences(scored: pd.DataFrame) -> list[str]:
+    """What happened to an item's rows, for its caption (docs/decisions/README.md, "Verdicts"): "Mismatch: …" and
+    "Failed: …" for its default rows, "Fitted: …" for its fitted readings, one sentence per row."""
+    sentences = {"Mismatch": [], "Failed": [], "Fitted": []}
+    for row in scored.itertuples():
+        note = f" ({row.note})" if isinstance(row.note, str) and row.note else ""
+        if row.verdict == "fitted":
+            sentences["Fitted"].append(f"{row.quantity} = {with_spread(row.reproduced, row.spread)}{note}.")
+        elif not counts_in_headline(row.reading, row.check):
+            continue
+        elif row.verdict == MISMATCH:
+            sentences["Mismatch"].append(
+                f"{row.quantity} reproduced {with_spread(row.reproduced, row.spread)} vs {_rule(row)}{note}.")
+        elif row.verdict == FAILED:  # its note says why (scoreboard.score)
+            sentences["Failed"].append(f"{row.quantity} (paper {_rule(row)}){note}.")
+    return [f"{label}: {' '.join(parts)}" for label, parts in sentences.items() if parts]

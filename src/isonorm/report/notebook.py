@@ -30,7 +30,7 @@ from ..results import read_all_results  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
-from .markup import escape, frame_table, preset_badge, reference_table, style_block  # noqa: E402
+from .markup import escape, frame_table, outcome_sentences, preset_badge, reference_table, style_block  # noqa: E402
 from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
 from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402
@@ -186,6 +186,14 @@ class ItemRenderer:
             return ""
         return reference_table(self.scored[self.scored["item"] == item])
 
+    def _outcomes(self, item: str) -> str:
+        """The caption's "Mismatch: …", "Failed: …" and "Fitted: …" sentences, from the item's scoreboard rows, so
+        that a caption says what happened without the notebook saying it (docs/decisions/README.md, "Verdicts")."""
+        if self.scored is None:
+            return ""
+        return "".join(f' <span class="outcome">{escape(sentence)}</span>'
+                       for sentence in outcome_sentences(self.scored[self.scored["item"] == item]))
+
     def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str,
               paper_points: int | None = None, note: str = "") -> None:
         if isinstance(deviations, str):
@@ -196,6 +204,7 @@ class ItemRenderer:
             f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} {escape(caption)}'
             + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
             + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
+            + self._outcomes(item)
             + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
         )
         # A figure says how many of the paper's values it draws (the browser check counts them).

@@ -1,8 +1,12 @@
 """The scoreboard: every reported number next to the reproduced one, with a verdict (architecture §7, **contract**).
 
-``results/scoreboard.csv`` has exactly the columns ``SCOREBOARD_COLUMNS``. A reference without a reproduced
-value (claims file missing, quantity absent, or NaN) is ``not-run``; a reproduced quantity that no
-reference lists is ``no-reference``.
+``results/scoreboard.csv`` has exactly the columns ``SCOREBOARD_COLUMNS`` and reads on its own: ``compare`` names
+the rule (``comparison.COMPARE_RULES``) under which ``reported``, ``tolerance`` and the reproduced value's
+``spread`` are read; ``basis``/``basis_detail`` say where the tolerance comes from; ``reading`` and ``check`` say
+whether the row counts in the headline; ``weak`` marks a tolerance too wide to tell much; ``note`` says why a
+reading exists, or why a row failed or did not run (docs/decisions/README.md, "Verdicts"). A reference whose item
+produced no claim at all is ``not-run``; one whose item ran but whose value is missing, NaN or infinite is
+``failed``; a reproduced quantity that no reference lists is ``no-reference``.
 """
 
 from __future__ import annotations
@@ -13,43 +17,73 @@ from typing import Iterable
 import pandas as pd
 
 from .claims import CLAIM_COLUMNS, read_claims
-from .comparison import VERDICTS, verdict
+from .comparison import (ALTERNATIVE, CONSISTENCY, FITTED, FITTED_READING, HEADLINE_VERDICTS, MATCH, SCORED,
+                         counts_in_headline, judge, marked_weak, weak)
 from ..atomic import write_text_atomically
 from .ids import paper_of
 from .references import PROVENANCES, load_all_references
 
-SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance",
-                      "preset")
+SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
+                      "basis", "basis_detail", "reading", "check", "weak", "verdict", "provenance", "note", "preset")
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
     """All existing claims files concatenated; a missing file contributes nothing (its items are not-run)."""
     frames = [read_claims(p) for p in paths if Path(p).is_file()]
     if not frames:
-        return pd.DataFrame(columns=list(CLAIM_COLUMNS)).astype({"value": float})
+        return pd.DataFrame(columns=list(CLAIM_COLUMNS)).astype({"value": float, "spread": float})
     return pd.concat(frames, ignore_index=True)
 
 
-def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
-    """References joined with claims on (item, quantity), with a ``verdict`` per row.
-
-    Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``) and the claim's
-    ``note`` so that the per-item tables in the paper pages can show them. Rows follow the reference
-    files' order; claims no reference lists come last.
-    """
+def _joined(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+    """References left-joined with claims (reference order), then claims no reference lists; ``claimed`` says
+    whether the claims hold the row's quantity."""
     keys = ["item", "quantity"]
-    # A row's note: the reference's (why a reading exists, what a mismatch means), else the claim's.
-    claims = claims.rename(columns={"value": "reproduced", "note": "claim_note"})
+    claims = claims.rename(columns={"value": "reproduced", "note": "claim_note"}).assign(claimed=True)
     referenced = references.merge(claims, on=keys, how="left")  # keeps the reference files' order
     unreferenced = claims.merge(references[keys], on=keys, how="left", indicator=True)
     unreferenced = unreferenced[unreferenced["_merge"] == "left_only"].drop(columns="_merge")
     merged = pd.concat([referenced, unreferenced], ignore_index=True)
+    merged["claimed"] = merged["claimed"].eq(True)
+    return merged
+
+
+def _contrast_values(merged: pd.DataFrame) -> list[float | None]:
+    """The reproduced value of each row's ``contrast`` quantity (same item), None without one."""
+    values = {(r.item, r.quantity): r.reproduced for r in merged.itertuples()}
+    contrasts = merged["contrast"] if "contrast" in merged else pd.Series(None, index=merged.index)
+    return [None if not isinstance(c, str) else values.get((item, c))
+            for item, c in zip(merged["item"], contrasts)]
+
+
+def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+    """References joined with claims on (item, quantity), with a ``verdict`` and a ``weak`` mark per row.
+
+    Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``, ``reading``,
+    ``basis``...) and the claim's ``note`` so that the per-item tables in the paper pages can show them. Rows
+    follow the reference files' order; claims no reference lists come last. An item "ran" when the claims hold at
+    least one row for it (docs/decisions/README.md, "Verdicts").
+    """
+    merged = _joined(references, claims)
     merged["paper"] = merged["item"].map(paper_of)
-    reference_note = merged["note"] if "note" in merged else pd.Series("", index=merged.index)
-    merged["note"] = reference_note.fillna("").where(reference_note.fillna("") != "", merged["claim_note"].fillna(""))
-    merged["verdict"] = [
-        verdict(row.reproduced, row.reported, row.compare, row.tolerance) for row in merged.itertuples()
+    ran = set(claims["item"])
+    reading = merged["reading"] if "reading" in merged else pd.Series(None, index=merged.index)
+    judgements = [
+        judge(r.reproduced if r.claimed else None, r.reported, r.compare, r.tolerance, r.spread, reading=rd,
+              ran=r.item in ran)
+        for r, rd in zip(merged.itertuples(), reading)
     ]
+    merged["verdict"] = [j.verdict for j in judgements]
+    merged["weak"] = [
+        weak(r.reported, r.compare, r.tolerance, r.spread, r.scale if isinstance(r.scale, str) else "linear",
+             r.reproduced, contrast)
+        for r, contrast in zip(merged.itertuples(), _contrast_values(merged))
+    ]
+    # A row's note: the reference's (why a reading exists, what a mismatch means), else the claim's; a failure or
+    # a row that did not run says why first.
+    reference_note = merged["note"].fillna("") if "note" in merged else pd.Series("", index=merged.index)
+    note = reference_note.where(reference_note != "", merged["claim_note"].fillna(""))
+    merged["note"] = [f"{j.reason}; {n}" if j.reason and n else j.reason or n for j, n in zip(judgements, note)]
     return merged
 
 
@@ -59,7 +93,15 @@ def build_scoreboard(
     """The scoreboard table (``SCOREBOARD_COLUMNS``) for the run made with ``preset``."""
     scored = score(load_all_references(reference_files), read_all_claims(claims_files))
     scored["preset"] = preset
-    return scored.loc[:, list(SCOREBOARD_COLUMNS)]
+    return _texts_filled(scored.loc[:, list(SCOREBOARD_COLUMNS)])
+
+
+# Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
+TEXT_COLUMNS = ("basis_detail", "note")
+
+
+def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(**{c: frame[c].fillna("").astype(str) for c in TEXT_COLUMNS})
 
 
 def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
@@ -75,23 +117,77 @@ def read_scoreboard(path: str | Path) -> pd.DataFrame:
     missing = [c for c in SCOREBOARD_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: not a scoreboard, missing column(s) {missing}")
-    return frame
+    return _texts_filled(frame)
+
+
+def headline_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows the headline counts: default readings of a reproduction (and no-reference rows, which have no
+    reading); alternatives, fitted readings and consistency checks are counted apart ("Verdicts")."""
+    mask = [counts_in_headline(r, c) for r, c in zip(_column(frame, "reading"), _column(frame, "check"))]
+    return frame[pd.Series(mask, index=frame.index, dtype=bool)]
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A column of the scoreboard, or an empty one where a frame lacks it (a key that defaults)."""
+    return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
 
 
 def summarize_scoreboard(frame: pd.DataFrame) -> pd.DataFrame:
-    """Counts per paper (rows) and verdict (columns, in ``VERDICTS`` order), with a ``total`` row and column."""
+    """Counts of the headline rows (:func:`headline_rows`) per paper (rows) and verdict (columns, in
+    ``HEADLINE_VERDICTS`` order: a fitted reading is never a headline row), with a ``total`` row and column."""
+    frame = headline_rows(frame)
     counts = (pd.crosstab(frame["paper"], frame["verdict"]) if len(frame) else pd.DataFrame()).reindex(
-        columns=list(VERDICTS), fill_value=0)
+        columns=list(HEADLINE_VERDICTS), fill_value=0)
     counts.loc["total"] = counts.sum()
     counts["total"] = counts.sum(axis=1)
     counts.index.name, counts.columns.name = "paper", None
     return counts.astype(int)
 
 
+def _is_weak(frame: pd.DataFrame) -> pd.Series:
+    """The ``weak`` column as booleans (a CSV gives strings or NaN for rows without a reference)."""
+    return _column(frame, "weak").map(marked_weak).astype(bool)
+
+
+def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``weak`` (weak
+    default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
+    many match), ``consistency`` and ``consistency_hold`` (scored consistency checks, and how many hold),
+    ``fitted`` (fitted readings, never a match)."""
+    scored = frame[frame["verdict"].isin(SCORED)]
+    headline = headline_rows(scored)
+    alternatives = scored[(_column(scored, "reading") == ALTERNATIVE) & (_column(scored, "check") != CONSISTENCY)]
+    consistency = scored[_column(scored, "check") == CONSISTENCY]
+    parts = {
+        "weak": headline[(headline["verdict"] == MATCH) & _is_weak(headline)],
+        "alternatives": alternatives, "alternatives_match": alternatives[alternatives["verdict"] == MATCH],
+        "consistency": consistency, "consistency_hold": consistency[consistency["verdict"] == MATCH],
+        "fitted": frame[(_column(frame, "reading") == FITTED_READING) | (frame["verdict"] == FITTED)],
+    }
+    papers = sorted(set(frame["paper"].dropna()))
+    table = pd.DataFrame({name: part.groupby("paper").size().reindex(papers, fill_value=0)
+                          for name, part in parts.items()}, index=pd.Index(papers, name="paper"), dtype=int)
+    table.loc["total"] = table.sum()
+    return table.astype(int)
+
+
+def headline(frame: pd.DataFrame) -> str:
+    """The index's headline: "<matches> of <scored> default rows match (<weak> weak); <failed> failed;
+    alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed; weak = weak matches)."""
+    counts = summarize_scoreboard(frame).loc["total"]
+    apart = apart_counts(frame).loc["total"]
+    scored = int(sum(counts[v] for v in SCORED))
+    return (f"{counts[MATCH]} of {scored} default rows match ({apart['weak']} weak); {counts['failed']} failed; "
+            f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
+            f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
+
+
 def match_rates(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per paper (rows, plus ``total``) and provenance (columns): matches / scored references, as "m / n" with
-    the percentage; scored = match or mismatch (not-run and no-reference rows have no verdict to count)."""
-    scored = frame[frame["verdict"].isin(["match", "mismatch"])]
+    """Per paper (rows, plus ``total``) and provenance (columns): matches / scored headline rows, as "m / n" with
+    the percentage; scored = match, mismatch or failed (not-run, fitted and no-reference rows have no verdict to
+    count; alternatives and consistency checks are counted apart, :func:`apart_counts`)."""
+    scored = headline_rows(frame)
+    scored = scored[scored["verdict"].isin(SCORED)]
     papers = sorted(set(frame["paper"].dropna()))
     table = {}
     for provenance in PROVENANCES:
@@ -99,7 +195,7 @@ def match_rates(frame: pd.DataFrame) -> pd.DataFrame:
         for paper in [*papers, "total"]:
             part = scored[scored["provenance"] == provenance]
             part = part if paper == "total" else part[part["paper"] == paper]
-            matched, total = int((part["verdict"] == "match").sum()), len(part)
+            matched, total = int((part["verdict"] == MATCH).sum()), len(part)
             column[paper] = f"{matched} / {total} ({100 * matched / total:.0f} %)" if total else "–"
         table[provenance] = column
     rates = pd.DataFrame(table)

@@ -1,7 +1,8 @@
 """``report/scoreboard.html``: the whole scoreboard, one row per reference value, sortable and filterable.
 
 The full table is in the HTML, so the page reads without JavaScript; a small inline script (no library, no
-external asset) adds sorting by column header, filters by verdict, paper and text, and a live row count.
+external asset) adds sorting by column header, filters by verdict, paper, reading (default, alternative, fitted),
+weak mark and text, and a live row count (docs/decisions/README.md, "Verdicts").
 The browser check (``browser_check``) drives the filters through these element ids.
 """
 
@@ -12,14 +13,19 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import VERDICTS
+from .comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
 from .markup import escape, format_number, style_block, verdict_cell
+from .references import READINGS
 
-COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance")
-NUMERIC = ("reported", "reproduced", "tolerance")
+# The scoreboard's columns but the preset (the page says it once) and basis_detail (the basis's words, shown as
+# its cell's tooltip).
+COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance", "verdict", "weak",
+           "reading", "check", "basis", "provenance", "note")
+RULES = "; ".join(f"{name}: {rule}" for name, rule in COMPARE_RULES.items())
+NUMERIC = ("reported", "reproduced", "spread", "tolerance")
 # Element ids the script and the browser check rely on.
-TABLE_ID, VERDICT_FILTER, PAPER_FILTER, TEXT_FILTER, ROW_COUNT = (
-    "scoreboard-table", "filter-verdict", "filter-paper", "filter-text", "row-count")
+TABLE_ID, VERDICT_FILTER, PAPER_FILTER, READING_FILTER, WEAK_FILTER, TEXT_FILTER, ROW_COUNT = (
+    "scoreboard-table", "filter-verdict", "filter-paper", "filter-reading", "filter-weak", "filter-text", "row-count")
 
 SCRIPT = """
 (function () {
@@ -27,11 +33,14 @@ SCRIPT = """
   var rows = Array.prototype.slice.call(body.rows);
   var form = document.getElementById('filters'), count = document.getElementById('%(count)s');
   var verdict = document.getElementById('%(verdict)s'), paper = document.getElementById('%(paper)s');
-  var text = document.getElementById('%(text)s');
+  var text = document.getElementById('%(text)s'), reading = document.getElementById('%(reading)s');
+  var weak = document.getElementById('%(weak)s');
   function apply() {
     var v = verdict.value, p = paper.value, t = text.value.trim().toLowerCase(), shown = 0;
+    var r = reading.value, w = weak.value;
     rows.forEach(function (row) {
       var keep = (!v || row.dataset.verdict === v) && (!p || row.dataset.paper === p)
+        && (!r || row.dataset.reading === r) && (!w || row.dataset.weak === w)
         && (!t || row.dataset.text.indexOf(t) !== -1);
       row.hidden = !keep;
       if (keep) { shown += 1; }
@@ -75,12 +84,17 @@ SCRIPT = """
   form.hidden = false;
   apply();
 })();
-""" % {"table": TABLE_ID, "count": ROW_COUNT, "verdict": VERDICT_FILTER, "paper": PAPER_FILTER, "text": TEXT_FILTER}
+""" % {"table": TABLE_ID, "count": ROW_COUNT, "verdict": VERDICT_FILTER, "paper": PAPER_FILTER, "text": TEXT_FILTER,
+       "reading": READING_FILTER, "weak": WEAK_FILTER}
 
 
-def _cell(column: str, value: object, item_links: Mapping[str, str]) -> str:
+def _cell(column: str, value: object, item_links: Mapping[str, str], detail: object = "") -> str:
     if column == "verdict":
         return verdict_cell(value)
+    if column == "weak":
+        return "<td>weak</td>" if marked_weak(value) else "<td></td>"
+    if column == "basis" and isinstance(detail, str) and detail:
+        return f'<td title="{escape(detail)}">{escape(format_number(value))}</td>'
     if column == "item" and value in item_links:
         return f'<td><a href="{escape(item_links[value])}">{escape(value)}</a></td>'
     if column in NUMERIC:
@@ -92,10 +106,12 @@ def _cell(column: str, value: object, item_links: Mapping[str, str]) -> str:
 
 def _rows(scoreboard: pd.DataFrame, item_links: Mapping[str, str]) -> str:
     rows = []
-    for row in scoreboard.loc[:, list(COLUMNS)].itertuples(index=False):
+    for row, detail in zip(scoreboard.loc[:, list(COLUMNS)].itertuples(index=False), scoreboard["basis_detail"]):
         text = f"{row.item} {row.quantity}".lower()
-        cells = "".join(_cell(c, v, item_links) for c, v in zip(COLUMNS, row))
+        cells = "".join(_cell(c, v, item_links, detail if c == "basis" else "") for c, v in zip(COLUMNS, row))
+        reading = row.reading if isinstance(row.reading, str) else ""
         rows.append(f'<tr data-verdict="{escape(row.verdict)}" data-paper="{escape(row.paper)}" '
+                    f'data-reading="{escape(reading)}" data-weak="{"yes" if marked_weak(row.weak) else "no"}" '
                     f'data-text="{escape(text)}">{cells}</tr>')
     return "".join(rows)
 
@@ -116,7 +132,8 @@ def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], tit
     total = len(scoreboard)
     filters = (
         f'<form id="filters" class="filters" hidden>{_options("Verdict", VERDICT_FILTER, list(VERDICTS))}'
-        f'{_options("Paper", PAPER_FILTER, papers)}<label>Item or quantity contains '
+        f'{_options("Paper", PAPER_FILTER, papers)}{_options("Reading", READING_FILTER, list(READINGS))}'
+        f'{_options("Weak", WEAK_FILTER, ["yes", "no"])}<label>Item or quantity contains '
         f'<input id="{TEXT_FILTER}" type="search" size="24"></label></form>'
     )
     return f"""<!DOCTYPE html>
@@ -126,8 +143,12 @@ def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], tit
 <nav><a href="index.html">&larr; index: verdicts per paper and item</a></nav>
 <h1>Scoreboard</h1>
 {made_with}
-<p>Every reference value next to the reproduced one (also in <code>{escape(csv_path)}</code>). Click a
-column header to sort; item ids link to the item on its paper's page.</p>
+<p>Every reference value next to the reproduced one (also in <code>{escape(csv_path)}</code>). A row matches
+when the reproduced value x, with its seed spread s, meets its rule <code>compare</code> with the reported value
+r and the tolerance t ({escape(RULES)}). Only <em>default</em> readings of a <em>reproduction</em> count in the
+index's headline; a row is <em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes
+from. Click a column header to sort; item ids link to the item on its
+paper's page.</p>
 {filters}
 <p id="{ROW_COUNT}" aria-live="polite">{total} of {total} rows shown</p>
 <table id="{TABLE_ID}" class="data sortable"><thead><tr>{head}</tr></thead>

@@ -20,14 +20,24 @@ from ..atomic import write_text_atomically
 from ..results import read_metadata
 from .archive import lay_out_archive
 from .benchmarks import read_benchmarks, runtime_per_rule
-from .comparison import VERDICTS
+from .comparison import HEADLINE_VERDICTS, WEAK_MEANING
 from .item_grid import grid_html, item_tiles, linked_items
 from .markup import PAPER_PRESET, escape, frame_table, style_block
-from .scoreboard import match_rates, read_scoreboard, summarize_scoreboard
+from .scoreboard import apart_counts, headline, match_rates, read_scoreboard, summarize_scoreboard
 from .scoreboard_page import scoreboard_page
 from .verdict_figure import verdict_figure
 
 PAGE_TITLE = "Reproduction report: normalization, orthogonality and isometry"
+
+
+# The paper rows' columns beside the headline counts (scoreboard.apart_counts; docs/decisions/README.md,
+# "Verdicts"): weak matches, alternative readings that match, consistency checks that hold, fitted readings.
+APART = {
+    "weak matches": lambda c: str(int(c["weak"])),
+    "alternatives match": lambda c: f"{int(c['alternatives_match'])} / {int(c['alternatives'])}",
+    "consistency holds": lambda c: f"{int(c['consistency_hold'])} / {int(c['consistency'])}",
+    "fitted": lambda c: str(int(c["fitted"])),
+}
 
 
 class SitePages(NamedTuple):
@@ -46,15 +56,17 @@ def _check_papers(papers: list[Mapping[str, str]]) -> None:
 
 def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], scoreboard: pd.DataFrame,
                 items: Mapping[str, int]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *VERDICTS, "total"))
+    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *HEADLINE_VERDICTS, "total", *APART))
     rows = []
-    summary = summarize_scoreboard(scoreboard)
+    summary, apart = summarize_scoreboard(scoreboard), apart_counts(scoreboard)
     for paper in papers:
         slug = escape(paper["slug"])
         link = f'<a href="{escape(pages[paper["slug"]])}">{slug}</a>' if paper["slug"] in pages else (
             f"{slug} <em>(not yet reproduced)</em>")
         counts = summary.loc[paper["slug"]] if paper["slug"] in summary.index else pd.Series(0, summary.columns)
-        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in (*VERDICTS, "total"))
+        side = apart.loc[paper["slug"]] if paper["slug"] in apart.index else pd.Series(0, apart.columns)
+        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in (*HEADLINE_VERDICTS, "total"))
+        cells += "".join(f"<td>{escape(cell(side))}</td>" for cell in APART.values())
         rows.append(
             f'<tr id="paper-{slug}"><td>{link}</td><td>{escape(paper["title"])}</td>'
             f'<td>{items.get(paper["slug"], 0)}</td>{cells}</tr>'
@@ -149,23 +161,28 @@ def build_index(
 <nav><a href="#verdicts">verdicts</a> · <a href="#items">items</a> · <a href="#papers">papers</a> ·
 <a href="#match-rates">match rates</a> · <a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
 <a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
+<p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
+<p class="note">Only default readings of a reproduction count; a match is weak when {escape(WEAK_MEANING)}.
+Alternative readings of a reported value and consistency checks are counted apart; a fitted reading (a setting
+chosen to agree with the paper) is listed, never a match.</p>
 <section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>
-<p class="note">Every figure and table of each paper, coloured by the worst verdict among its reference values
-(mismatch, then not run, then match). Hover for the counts; click to open the item on its paper's page.
-Dashed tiles are items of the scoreboard that no page shows.</p>
+<p class="note">Every figure and table of each paper, coloured by the worst verdict among its default reference
+values (failed, then mismatch, then not run, then match). Hover for the counts; click to open the item on its
+paper's page. Dashed tiles are items of the scoreboard that no page shows.</p>
 {grid_html(grid, pages)}</section>
 <section id="papers"><h2>Papers</h2>
-<p class="note">The paper's items (its tiles above), then its scoreboard rows by verdict.</p>
+<p class="note">The paper's items (its tiles above), then its default scoreboard rows by verdict, then what is
+counted apart: weak matches, alternative readings that match, consistency checks that hold, fitted readings.</p>
 {_paper_rows(pages, papers, scoreboard, {slug: len(tiles) for slug, tiles in grid.items()})}</section>
 <section id="match-rates"><h2>Match rates by where the reported number comes from</h2>
-<p>Matches among the scored references (match or mismatch), per paper: <em>printed</em> in the paper's text, a
-table, a caption or a legend; <em>read-off</em> from a figure (about ±5 % of the axis span); <em>derived</em>
-from the authors' code or data. Column <code>provenance</code> of the scoreboard.</p>
+<p>Matches among the scored default rows (match, mismatch or failed), per paper: <em>printed</em> in the
+paper's text, a table, a caption or a legend; <em>read-off</em> from a figure; <em>derived</em> from the authors'
+code or data. Column <code>provenance</code> of the scoreboard.</p>
 {frame_table(match_rates(scoreboard), index=True)}</section>
 <section id="scoreboard"><h2>Scoreboard</h2>
 <p>All {rows} rows, each reported number next to the reproduced one, sortable and filterable by verdict,
-paper and item: <a href="scoreboard.html">the scoreboard page</a> (also <code>{escape(str(scoreboard_csv))}</code>).</p>
+paper, reading, weak mark and item: <a href="scoreboard.html">the scoreboard page</a> (also <code>{escape(str(scoreboard_csv))}</code>).</p>
 </section>
 <section id="runtime"><h2>Runtime per rule</h2>{_runtime(benchmark_files)}</section>
 <section id="provenance"><h2>Provenance</h2>{_provenance(provenance, config)}{_devices(

@@ -1,5 +1,8 @@
 """The verdict figure of the index: per paper, a stacked bar of its reference values by verdict, as inline SVG.
 
+The bars count only the headline rows, default readings of a reproduction (``scoreboard.summarize_scoreboard``):
+alternative and fitted readings and consistency checks are counted apart (docs/decisions/README.md, "Verdicts").
+
 Inline SVG keeps the page one self-contained file. matplotlib is imported on first use so that importing
 ``isonorm.report`` stays light.
 """
@@ -12,13 +15,13 @@ from typing import Sequence
 
 import pandas as pd
 
-from .comparison import MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
+from .comparison import FAILED, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
 from .markup import VERDICT_COLOURS, VERDICT_EDGES
 from .scoreboard import summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
 # nothing to reproduce and are counted in the caption instead.
-BAR_VERDICTS = (MATCH, MISMATCH, NOT_RUN)
+BAR_VERDICTS = (MATCH, MISMATCH, FAILED, NOT_RUN)
 FIGURE_ID = "verdict-figure"
 
 
@@ -49,9 +52,9 @@ def _svg(counts: pd.DataFrame) -> str:
             ax.bar_label(bars, labels=labels, label_type="center", fontsize=9)
             left = left + widths
         for y, slug in enumerate(slugs):
-            matched, failed, total = counts.loc[slug, MATCH], counts.loc[slug, MISMATCH], totals[slug]
+            matched, total = counts.loc[slug, MATCH], totals[slug]
             text = f"{matched} of {total} match ({100 * matched / total:.0f} %)" if total else "no reference values"
-            text += f", {failed} mismatch" if failed else ""
+            text += "".join(f", {counts.loc[slug, v]} {v}" for v in (MISMATCH, FAILED) if counts.loc[slug, v])
             ax.text(total + 0.01 * longest, y, " " + text, va="center", fontsize=9)
         ax.set_xlim(0, longest * 1.45)
         ax.set_xlabel("reference values")
@@ -72,8 +75,11 @@ def verdict_figure(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> str:
     svg = _svg(counts).replace("<svg ", '<svg role="img" aria-label="Reference values per paper by verdict" ', 1)
     return (
         f'<figure id="{FIGURE_ID}" class="verdict-figure">{svg}<figcaption>Reference values of each paper by '
-        "verdict: <em>match</em> (the reproduced value is within the tolerance), <em>mismatch</em>, "
-        "<em>not-run</em> (no reproduced value in this run). Rows with no reference value (quantities the run "
-        f"measured that no paper reports: {no_reference} in all) are left out of the bars.</figcaption></figure>"
+        "verdict, default readings of a reproduction only: <em>match</em> (the reproduced value, with its seed "
+        "spread, is within the tolerance), <em>mismatch</em>, <em>failed</em> (the item ran but the value is "
+        "missing, NaN or infinite), <em>not-run</em> (the item produced no value in this run). Alternative and "
+        "fitted readings and consistency checks are counted apart (the headline above). Rows with no reference "
+        "value (quantities the run measured that no paper reports: "
+        f"{no_reference} in all) are left out of the bars.</figcaption></figure>"
     )
 
