@@ -193,3 +193,33 @@ def test_missing_browser_raises_with_install_hint(tmp_path, monkeypatch):
     monkeypatch.setattr(browser_check.shutil, "which", lambda name: None)
     with pytest.raises(BrowserUnavailable, match="apt-get install -y chromium chromium-driver"):
         check_report(tmp_path, {"index.html": []})
+
+
+@pytest.mark.browser
+@requires_browser
+def test_scoreboard_filters_by_reading_and_weak(tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from isonorm.report.scoreboard_page import READING_FILTER, ROW_COUNT, WEAK_FILTER, scoreboard_page
+
+    board = pd.DataFrame({
+        "paper": ["lu2024"] * 4, "item": ["lu2024-fig2"] * 4, "quantity": ["a", "a_offset", "a_d300", "b"],
+        "reported": [1.0] * 4, "reproduced": [1.0, 1.1, 1.0, 1.6], "tolerance": [0.1, 0.1, 0.1, 0.9],
+        "verdict": ["match", "match", "fitted", "match"], "reading": ["default", "alternative", "fitted", "default"],
+        "weak": [False, False, False, True], "basis_detail": [""] * 4,
+    }).reindex(columns=list(SCOREBOARD_COLUMNS))
+    page = tmp_path / "scoreboard.html"
+    page.write_text(scoreboard_page(board, {}, "t", "", "scoreboard.csv"))
+    shown = ("return Array.from(document.querySelectorAll('#scoreboard-table tbody tr'))"
+             ".filter(r => !r.hidden).map(r => r.dataset.text);")
+    with headless_chromium() as driver:
+        driver.get(page.as_uri())
+        Select(driver.find_element(By.ID, READING_FILTER)).select_by_value("default")
+        assert driver.execute_script(shown) == ["lu2024-fig2 a", "lu2024-fig2 b"]
+        Select(driver.find_element(By.ID, WEAK_FILTER)).select_by_value("yes")
+        assert driver.execute_script(shown) == ["lu2024-fig2 b"]
+        assert driver.find_element(By.ID, ROW_COUNT).text == "1 of 4 rows shown"
+        Select(driver.find_element(By.ID, READING_FILTER)).select_by_value("fitted")
+        Select(driver.find_element(By.ID, WEAK_FILTER)).select_by_value("")
+        assert driver.execute_script(shown) == ["lu2024-fig2 a_d300"]

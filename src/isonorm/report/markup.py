@@ -125,7 +125,7 @@ def frame_table(frame: pd.DataFrame, float_format: str = ".4g", index: bool = Fa
 
 def with_spread(value: object, spread: object) -> str:
     """A reproduced value with its seed spread, ``0.52 ± 0.03``; the value alone where it has none."""
-    if format_number(spread) in ("–", "0"):
+    if spread is None or pd.isna(spread) or not float(spread):
         return format_number(value)
     return f"{format_number(value)} ± {float(spread):.2g}"
 
