@@ -78,6 +78,16 @@ def test_activation_fluctuations_shrink_with_width():
     assert frame[128] < frame[16]
 
 
+def test_appendix_g_claims_are_the_slopes_and_the_published_lines_end_points(tmp_path):
+    cfg = {"activations": ["sin", "tanh"], "widths": [8, 16], "batch": 4, "reference_layers": 60,
+           "measure_layers": 20, "sampler": "cholesky"}
+    path = tmp_path / "appfigg.parquet"
+    simulations.activation_fluctuations(cfg).to_parquet(path)
+    out = claims.measure({"appfigg": [str(path)]}, {})
+    assert set(out.quantity) == {"slope_sin", "slope_tanh", "log_avg_deviation_sin_d8", "log_avg_deviation_sin_d16"}
+    assert out.spread.isna().all()  # one run as coded
+
+
 def test_window_average_code_offset_is_minus_log_runs():
     gaps = pd.DataFrame({"width": 8, "run": np.repeat([0, 1, 2], 4), "layer": np.tile([1, 2, 3, 4], 3),
                          "orthogonality_gap": 0.5})

@@ -23,6 +23,8 @@ from . import SLUG
 from . import summaries as s
 
 Quantities = dict[str, "float | Measured"]
+# The one activation whose curve the published Appendix-G figure shows (under all four labels, decision B8).
+PUBLISHED_APPFIGG_LINE = "sin"
 
 
 def _fig1(df: pd.DataFrame) -> Quantities:
@@ -73,10 +75,10 @@ def _appfigg(df: pd.DataFrame) -> Quantities:
         f"slope_{act}": s.loglog_slope(g.width.to_numpy(), g.avg_deviation.to_numpy())
         for act, g in df.groupby("activation")
     }
-    # the levels at the narrowest and widest d: the published figure's end points (of sin, decision B8)
-    ends = df[df.width.isin([df.width.min(), df.width.max()])]
-    for act, width, value in zip(ends.activation, ends.width, ends.avg_deviation):
-        out[f"log_avg_deviation_{act}_d{width}"] = float(np.log(value))
+    # the published line's end points, at the narrowest and widest d: sin's, drawn under every label (B8)
+    ends = df[(df.activation == PUBLISHED_APPFIGG_LINE) & df.width.isin([df.width.min(), df.width.max()])]
+    for width, value in zip(ends.width, ends.avg_deviation):
+        out[f"log_avg_deviation_{PUBLISHED_APPFIGG_LINE}_d{width}"] = float(np.log(value))
     return out
 
 
