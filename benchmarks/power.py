@@ -9,6 +9,7 @@ affects, and the claims and the scoreboard after them. The verdicts of the two s
     python benchmarks/power.py                          # every mistake, results/power-cpu-<date>.csv|json
     python benchmarks/power.py --mistakes j23-no-centering,m24-bn-axis --workdir /tmp/power --cores 1
     python benchmarks/power.py --dry-run                # apply every substitution to a scratch src/ and import it
+    python benchmarks/power.py --preset quick --workdir /tmp/power-quick   # the mechanics at smoke sizes, minutes
 
 A mistake whose anchor is gone fails loudly with its id, so the list cannot rot silently (tests/test_power.py runs
 the dry run). See benchmarks/README.md, "Power".
@@ -32,9 +33,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from isonorm.outputs import PAPER_PRESET, output_roots
+
 REPO = Path(__file__).resolve().parents[1]
 RECORDS = REPO / "benchmarks" / "results"
-SCOREBOARD = "results/scoreboard.csv"
 KEY = ["paper", "item", "quantity"]
 # Copied for real into a mistake's folder: what the rerun writes in place (src/ is patched; Snakemake's metadata,
 # logs and benchmark files are rewritten, which through a hard link would change the baseline too).
@@ -90,7 +92,8 @@ MISTAKES = [
        "k = constant * width**2 * (1.0 + width * phi0)", "k = constant * width * (1.0 + width * phi0)",
        ["meterez2024_fig1"], "Theorem-1 line with k = C d (1 + d phi0) instead of C d^2 (1 + d phi0)"),
     _m("j23-relu-beta", "joudaki2023", "metrics/hermite.py",
-       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 2)", "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 1)",
+       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 2)",
+       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 1)",
        ["joudaki2023_strengths"], "closed-form beta of ReLU with a wrong constant (2 pi - 1 for 2 pi - 2)"),
     _m("d21-fig1-no-bn", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
        "        bn = batch_normalize(w @ bn)", "        bn = w @ bn",
@@ -188,37 +191,53 @@ def dry_run(mistakes: list[Mistake]) -> None:
 # --- the runs ---------------------------------------------------------------------------------------------------
 
 
+def scoreboard(preset: str) -> str:
+    """The scoreboard of a run with ``preset``, relative to the checkout (isonorm.outputs)."""
+    return str(output_roots(preset)["results"] / "scoreboard.csv")
+
+
+def preset_options(preset: str) -> list[str]:
+    return [] if preset == PAPER_PRESET else ["--configfile", f"presets/{preset}.yaml"]
+
+
 def snakemake(folder: Path, cores: int, extra: list[str], log: Path) -> tuple[int, float, str]:
-    """(exit status, seconds, output) of the data-free paper run in ``folder``, importing ``folder/src``."""
+    """(exit status, seconds, output) of a data-free run in ``folder``, importing ``folder/src``."""
     check = _python("import isonorm; print(isonorm.__file__)", folder / "src", folder)
     if not check.stdout.strip().startswith(str(folder / "src")):
         raise RuntimeError(f"jobs in {folder} would import isonorm from {check.stdout.strip()!r}, not its src/")
     env = {**os.environ, "PYTHONPATH": str(folder / "src")}
     command = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--config", "compute=data-free", *extra]
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    log.write_text(f"$ {' '.join(command)}\n{done.stdout}\n{done.stderr}")
-    return done.returncode, seconds, done.stdout + done.stderr
+    with log.open("w") as stream:  # written as it runs, to follow a long run with tail -f
+        stream.write(f"$ {' '.join(command)}\n")
+        stream.flush()
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=folder, env=env, stdout=stream, stderr=subprocess.STDOUT)
+        seconds = time.perf_counter() - start
+    return done.returncode, seconds, log.read_text()
 
 
-def baseline(workdir: Path, cores: int) -> tuple[Path, float]:
-    """The baseline run in workdir/baseline, reused when it finished for the current commit."""
-    folder, commit = workdir / "baseline", _commit()
-    marker = folder / ".power-commit"
-    if marker.exists() and marker.read_text().strip() == commit and (folder / SCOREBOARD).exists():
-        print(f"baseline: reusing {folder} (commit {commit[:8]})")
-        return folder, math.nan
+def baseline(workdir: Path, cores: int, preset: str, fresh: bool) -> tuple[Path, float, str]:
+    """(folder, seconds, commit) of the baseline run of HEAD in workdir/baseline-<preset>; a finished one is
+    reused (its own commit recorded) unless ``fresh``."""
+    folder = workdir / f"baseline-{preset}"
+    marker = folder / ".power-commit"  # written when the run finished
+    if marker.exists() and not fresh:
+        commit = marker.read_text().strip()
+        print(f"baseline: reusing {folder} (commit {commit[:8]}; --fresh-baseline makes a new one)")
+        return folder, math.nan, commit
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+    commit = _commit()
+    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    print(f"baseline: data-free paper run in {folder} on {cores} core(s)")
-    rc, seconds, _ = snakemake(folder, cores, [], workdir / "baseline.log")
+    print(f"baseline: data-free {preset} run of {commit[:8]} in {folder} on {cores} core(s)", flush=True)
+    # the scoreboard is all the comparison reads: the report pages are not built
+    rc, seconds, _ = snakemake(folder, cores, [*preset_options(preset), "--", scoreboard(preset)],
+                               workdir / f"baseline-{preset}.log")
     if rc:
-        raise RuntimeError(f"the baseline run failed (exit {rc}); see {workdir / 'baseline.log'}")
+        raise RuntimeError(f"the baseline run failed (exit {rc}); see {workdir / f'baseline-{preset}.log'}")
     marker.write_text(commit)
-    return folder, seconds
+    return folder, seconds, commit
 
 
 def copy_baseline(base: Path, folder: Path) -> None:
@@ -270,7 +289,7 @@ def rewritten_results(base: Path, folder: Path) -> tuple[int, int]:
     rewritten = differ = 0
     for path in (folder / "results").rglob("*.parquet"):
         relative = path.relative_to(folder)
-        if path.name == "claims.parquet" or relative.parts[1] == "benchmarks":
+        if path.name == "claims.parquet" or "benchmarks" in relative.parts:
             continue
         original = base / relative
         if original.exists() and os.path.samefile(original, path):
@@ -289,20 +308,23 @@ def jobs_run(output: str) -> str:
     return " ".join(f"{rule}×{count}" for rule, count in (line.split() for line in match.group(1).splitlines()))
 
 
-def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int) -> dict:
+def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int, preset: str) -> dict:
     folder = workdir / mistake.id
     copy_baseline(base, folder)
     apply(mistake, folder / "src")
-    extra = ["--rerun-triggers", "mtime", "--forcerun", *mistake.rules, "--", SCOREBOARD]
+    board = scoreboard(preset)
+    # mtime only: the copy's metadata and code are the baseline's, so nothing but the forced jobs and what
+    # follows them (the paper's claims, the scoreboard) reruns; the pages are not rebuilt
+    extra = [*preset_options(preset), "--rerun-triggers", "mtime", "--forcerun", *mistake.rules, "--", board]
     rc, seconds, output = snakemake(folder, cores, extra, workdir / f"{mistake.id}.log")
     row = {"id": mistake.id, "paper": mistake.paper, "change": mistake.change,
            "file": f"src/isonorm/{mistake.file}", "rules": " ".join(mistake.rules), "jobs": jobs_run(output),
            "seconds": round(seconds, 1)}
-    rebuilt = not os.path.samefile(base / SCOREBOARD, folder / SCOREBOARD)
+    rebuilt = (folder / board).exists() and not os.path.samefile(base / board, folder / board)
     if rc or not rebuilt:
         return {**row, "status": f"snakemake failed (exit {rc}): the mistake stops the run, see "
                                  f"{workdir / (mistake.id + '.log')}", "n_turned": math.nan, "turned": ""}
-    before, after = pd.read_csv(base / SCOREBOARD), pd.read_csv(folder / SCOREBOARD)
+    before, after = pd.read_csv(base / board), pd.read_csv(folder / board)
     turned = turned_verdicts(before, after)
     rewritten, differ = rewritten_results(base, folder)
     return {**row, "status": "ok", "results_rewritten": rewritten, "results_differ": differ,
@@ -335,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="where the baseline and each mistake's copy live "
                                                      "(default: a temporary folder, kept)")
     parser.add_argument("--cores", type=int, default=1)
+    parser.add_argument("--preset", default=PAPER_PRESET,
+                        help="paper (default: paper settings) or presets/<name>.yaml's name, e.g. quick")
+    parser.add_argument("--fresh-baseline", action="store_true", help="redo a finished baseline in the workdir")
     parser.add_argument("--dry-run", action="store_true", help="check the substitutions apply and import; no runs")
     args = parser.parse_args(argv)
     ids = args.mistakes.split(",") if args.mistakes else list(BY_ID)
@@ -349,16 +374,16 @@ def main(argv: list[str] | None = None) -> int:
         patched_text(mistake, REPO / "src")
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="power-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    base, base_seconds = baseline(workdir, args.cores)
+    base, base_seconds, commit = baseline(workdir, args.cores, args.preset, args.fresh_baseline)
     today = datetime.date.today().isoformat()
-    stem = RECORDS / f"power-cpu-{today}"
-    meta = {"date": today, "commit": _commit(), "cores": args.cores, "workdir": str(workdir),
+    stem = RECORDS / (("power-cpu-" if args.preset == PAPER_PRESET else f"power-{args.preset}-cpu-") + today)
+    meta = {"date": today, "commit": commit, "preset": args.preset, "cores": args.cores, "workdir": str(workdir),
             "baseline_seconds": round(base_seconds, 1),
             "command": "python benchmarks/power.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     rows = []
     for mistake in mistakes:
         print(f"{mistake.id}: {mistake.change}; rerunning {', '.join(mistake.rules)}", flush=True)
-        rows.append(run_mistake(mistake, base, workdir, args.cores))
+        rows.append(run_mistake(mistake, base, workdir, args.cores, args.preset))
         print(f"  {rows[-1]['status']}: {rows[-1]['n_turned']} verdicts turned in {rows[-1]['seconds']} s; "
               f"{rows[-1]['turned']}", flush=True)
         record(rows, stem, meta)
