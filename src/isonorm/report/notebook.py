@@ -7,7 +7,9 @@ LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the execut
 Before a figure is saved, every reference of its item with a ``plot`` key (``references``: where the value sits
 on the figure) is drawn on it as a "paper" marker beside this run's curves (:mod:`.paper_points`), and the
 ``<figure>`` element says how many with ``data-paper-points="N"`` (architecture §7); the caption names the ones
-the figure could not carry.
+the figure could not carry. The caption also says what happened to the item's reference values, from its
+scoreboard rows, so that no notebook has to: "Mismatch: …" and "Failed: …" for its default rows, "Fitted: …" for
+a fitted reading (``markup.outcome_sentences``; docs/decisions/README.md, "Verdicts").
 """
 
 from __future__ import annotations
