@@ -146,6 +146,7 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
            "<td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
     assert ('id="headline" class="headline"><strong>3 of 5 default rows match (1 weak); 1 failed; '
             "alternatives 0/1; consistency 0/1; fitted 1</strong>") in text
+    assert ("0 of 1 alternative readings match; 0 of 1 consistency checks hold; 1 fitted readings") in text
     assert "summary" not in page.ids and "Scoreboard summary" not in text
     assert "match-rates" in page.ids  # per paper and provenance: the printed match, the read-off does not
     assert "2 / 2 (100 %)" in text and "0 / 1 (0 %)" in text and "1 / 2 (50 %)" in text

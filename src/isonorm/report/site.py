@@ -74,6 +74,14 @@ def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], score
     return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def _apart_sentence(scoreboard: pd.DataFrame) -> str:
+    """The index's words for what the headline leaves out (docs/decisions/README.md, "Verdicts")."""
+    c = apart_counts(scoreboard).loc["total"]
+    return (f"{c['alternatives_match']} of {c['alternatives']} alternative readings match; "
+            f"{c['consistency_hold']} of {c['consistency']} consistency checks hold; {c['fitted']} fitted "
+            "readings (a setting chosen to agree with the paper: listed on the scoreboard page, never a match).")
+
+
 def _runtime(benchmark_files: Iterable[str | Path]) -> str:
     jobs = read_benchmarks(benchmark_files)
     if jobs.empty:
@@ -163,8 +171,7 @@ def build_index(
 <a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
 <p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
 <p class="note">Only default readings of a reproduction count; a match is weak when {escape(WEAK_MEANING)}.
-Alternative readings of a reported value and consistency checks are counted apart; a fitted reading (a setting
-chosen to agree with the paper) is listed, never a match.</p>
+Counted apart: {escape(_apart_sentence(scoreboard))}</p>
 <section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>
 <p class="note">Every figure and table of each paper, coloured by the worst verdict among its default reference
