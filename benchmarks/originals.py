@@ -28,6 +28,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -312,6 +313,7 @@ def main() -> None:
     for workload in workloads:
         row = workload()
         row["ratio"] = row["originals_s"] / row["project_s"]
+        row["load_average_1min"] = os.getloadavg()[0]  # how busy the shared machine was at the workload's end
         note = " (originals extrapolated)" if row.get("extrapolated") else ""
         print(f"{row['workload']}: originals {row['originals_s']:.2f} s, project {row['project_s']:.3f} s "
               f"→ {row['ratio']:.2f}×{note}", flush=True)
