@@ -191,9 +191,28 @@ def dry_run(mistakes: list[Mistake]) -> None:
 # --- the runs ---------------------------------------------------------------------------------------------------
 
 
-def scoreboard(preset: str) -> str:
-    """The scoreboard of a run with ``preset``, relative to the checkout (isonorm.outputs)."""
-    return str(output_roots(preset)["results"] / "scoreboard.csv")
+def scoreboard(preset: str, papers: list[str] | None = None) -> str:
+    """The scoreboard of a run with ``preset``, relative to the checkout (isonorm.outputs); with ``papers``, the
+    one of those papers alone that :func:`partial_scoreboard` writes."""
+    return str(output_roots(preset)["results"] / ("scoreboard.csv" if not papers else "scoreboard-partial.csv"))
+
+
+def targets(preset: str, papers: list[str] | None) -> list[str]:
+    """What a run builds: the scoreboard, or with ``papers`` only their claims."""
+    results = output_roots(preset)["results"]
+    return [str(results / slug / "claims.parquet") for slug in papers] if papers else [scoreboard(preset)]
+
+
+def partial_scoreboard(folder: Path, preset: str, papers: list[str]) -> None:
+    """The scoreboard of ``papers`` alone, built by the folder's own code (what the scoreboard rule runs)."""
+    claims = targets(preset, papers)
+    references = [f"notebooks/reference/{slug}.yaml" for slug in papers]
+    code = ("from isonorm.report.scoreboard import build_scoreboard, write_scoreboard\n"
+            f"board = build_scoreboard({references!r}, {claims!r}, {preset!r})\n"
+            f"write_scoreboard(board, {scoreboard(preset, papers)!r})")
+    done = _python(code, folder / "src", folder)
+    if done.returncode:
+        raise RuntimeError(f"the partial scoreboard of {folder} failed:\n{done.stderr}")
 
 
 def preset_options(preset: str) -> list[str]:
@@ -216,10 +235,11 @@ def snakemake(folder: Path, cores: int, extra: list[str], log: Path) -> tuple[in
     return done.returncode, seconds, log.read_text()
 
 
-def baseline(workdir: Path, cores: int, preset: str, fresh: bool) -> tuple[Path, float, str]:
-    """(folder, seconds, commit) of the baseline run of HEAD in workdir/baseline-<preset>; a finished one is
-    reused (its own commit recorded) unless ``fresh``."""
-    folder = workdir / f"baseline-{preset}"
+def baseline(workdir: Path, cores: int, preset: str, papers: list[str] | None,
+             fresh: bool) -> tuple[Path, float, str]:
+    """(folder, seconds, commit) of the baseline run of HEAD in workdir/baseline-<preset>[-<papers>]; a finished
+    one is reused (its own commit recorded) unless ``fresh``."""
+    folder = workdir / "-".join(["baseline", preset, *(papers or [])])
     marker = folder / ".power-commit"  # written when the run finished
     if marker.exists() and not fresh:
         commit = marker.read_text().strip()
@@ -232,10 +252,12 @@ def baseline(workdir: Path, cores: int, preset: str, fresh: bool) -> tuple[Path,
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     print(f"baseline: data-free {preset} run of {commit[:8]} in {folder} on {cores} core(s)", flush=True)
     # the scoreboard is all the comparison reads: the report pages are not built
-    rc, seconds, _ = snakemake(folder, cores, [*preset_options(preset), "--", scoreboard(preset)],
-                               workdir / f"baseline-{preset}.log")
+    log = folder.with_suffix(".log")
+    rc, seconds, _ = snakemake(folder, cores, [*preset_options(preset), "--", *targets(preset, papers)], log)
     if rc:
-        raise RuntimeError(f"the baseline run failed (exit {rc}); see {workdir / f'baseline-{preset}.log'}")
+        raise RuntimeError(f"the baseline run failed (exit {rc}); see {log}")
+    if papers:
+        partial_scoreboard(folder, preset, papers)
     marker.write_text(commit)
     return folder, seconds, commit
 
@@ -276,12 +298,22 @@ def turned_verdicts(before: pd.DataFrame, after: pd.DataFrame) -> list[str]:
     return [f"{r.item}/{r.quantity}: {r.verdict_before} → {r.verdict_after}" for r in turned.itertuples()]
 
 
-def values_changed(before: pd.DataFrame, after: pd.DataFrame) -> int:
-    """Default rows whose reproduced value changed (beyond 1e-9 relative), NaN ↔ number included."""
-    merged = default_rows(before)[KEY + ["reproduced"]].merge(default_rows(after)[KEY + ["reproduced"]], on=KEY)
+def values_changed(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Default rows whose reproduced value changed (beyond 1e-9 relative), NaN ↔ number included: key columns,
+    reproduced_x/_y and verdict_x/_y (before/after)."""
+    keep = KEY + ["reproduced", "verdict"]
+    merged = default_rows(before)[keep].merge(default_rows(after)[keep], on=KEY)
     x, y = (pd.to_numeric(merged[c], errors="coerce") for c in ("reproduced_x", "reproduced_y"))
     same = (x.isna() & y.isna()) | ((x - y).abs() <= 1e-9 * y.abs().clip(lower=1e-300))
-    return int((~same).sum())
+    return merged[~same]
+
+
+def kept_verdicts(changed: pd.DataFrame) -> str:
+    """'item/quantity: verdict (before → after value)' of the changed rows whose verdict stayed: where a mistake
+    went through a tolerance (match) or hit a row that failed already."""
+    kept = changed[changed["verdict_x"] == changed["verdict_y"]]
+    return "; ".join(f"{r.item}/{r.quantity}: {r.verdict_x} ({r.reproduced_x:.4g} → {r.reproduced_y:.4g})"
+                     for r in kept.itertuples())
 
 
 def rewritten_results(base: Path, folder: Path) -> tuple[int, int]:
@@ -308,27 +340,34 @@ def jobs_run(output: str) -> str:
     return " ".join(f"{rule}×{count}" for rule, count in (line.split() for line in match.group(1).splitlines()))
 
 
-def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int, preset: str) -> dict:
+def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int, preset: str,
+                papers: list[str] | None) -> dict:
     folder = workdir / mistake.id
     copy_baseline(base, folder)
     apply(mistake, folder / "src")
-    board = scoreboard(preset)
+    board = scoreboard(preset, papers)
     # mtime only: the copy's metadata and code are the baseline's, so nothing but the forced jobs and what
     # follows them (the paper's claims, the scoreboard) reruns; the pages are not rebuilt
-    extra = [*preset_options(preset), "--rerun-triggers", "mtime", "--forcerun", *mistake.rules, "--", board]
+    extra = [*preset_options(preset), "--rerun-triggers", "mtime", "--forcerun", *mistake.rules, "--",
+             *targets(preset, papers)]
     rc, seconds, output = snakemake(folder, cores, extra, workdir / f"{mistake.id}.log")
     row = {"id": mistake.id, "paper": mistake.paper, "change": mistake.change,
            "file": f"src/isonorm/{mistake.file}", "rules": " ".join(mistake.rules), "jobs": jobs_run(output),
            "seconds": round(seconds, 1)}
-    rebuilt = (folder / board).exists() and not os.path.samefile(base / board, folder / board)
+    claims = folder / output_roots(preset)["results"] / mistake.paper / "claims.parquet"
+    rebuilt = rc == 0 and not os.path.samefile(base / claims.relative_to(folder), claims)
+    if rebuilt and papers:
+        partial_scoreboard(folder, preset, papers)
     if rc or not rebuilt:
         return {**row, "status": f"snakemake failed (exit {rc}): the mistake stops the run, see "
                                  f"{workdir / (mistake.id + '.log')}", "n_turned": math.nan, "turned": ""}
     before, after = pd.read_csv(base / board), pd.read_csv(folder / board)
     turned = turned_verdicts(before, after)
     rewritten, differ = rewritten_results(base, folder)
+    changed = values_changed(before, after)
     return {**row, "status": "ok", "results_rewritten": rewritten, "results_differ": differ,
-            "values_changed": values_changed(before, after), "n_turned": len(turned), "turned": "; ".join(turned)}
+            "values_changed": len(changed), "n_turned": len(turned), "turned": "; ".join(turned),
+            "changed_verdict_kept": kept_verdicts(changed)}
 
 
 def _commit() -> str:
@@ -359,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--preset", default=PAPER_PRESET,
                         help="paper (default: paper settings) or presets/<name>.yaml's name, e.g. quick")
+    parser.add_argument("--papers", help="comma-separated slugs: only their jobs, claims and scoreboard rows "
+                                         "(a partial run, when the whole one does not fit); default: all four")
     parser.add_argument("--fresh-baseline", action="store_true", help="redo a finished baseline in the workdir")
     parser.add_argument("--dry-run", action="store_true", help="check the substitutions apply and import; no runs")
     args = parser.parse_args(argv)
@@ -366,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [i for i in ids if i not in BY_ID]
     if unknown:
         parser.error(f"unknown mistakes {unknown}; known: {', '.join(BY_ID)}")
-    mistakes = [BY_ID[i] for i in ids]
+    papers = args.papers.split(",") if args.papers else None
+    mistakes = [BY_ID[i] for i in ids if not papers or BY_ID[i].paper in papers]
     if args.dry_run:
         dry_run(mistakes)
         return 0
@@ -374,16 +416,18 @@ def main(argv: list[str] | None = None) -> int:
         patched_text(mistake, REPO / "src")
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="power-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    base, base_seconds, commit = baseline(workdir, args.cores, args.preset, args.fresh_baseline)
+    base, base_seconds, commit = baseline(workdir, args.cores, args.preset, papers, args.fresh_baseline)
     today = datetime.date.today().isoformat()
-    stem = RECORDS / (("power-cpu-" if args.preset == PAPER_PRESET else f"power-{args.preset}-cpu-") + today)
-    meta = {"date": today, "commit": commit, "preset": args.preset, "cores": args.cores, "workdir": str(workdir),
+    name = ["power", *([] if args.preset == PAPER_PRESET else [args.preset]), "cpu", today, *(papers or [])]
+    stem = RECORDS / "-".join(name)
+    meta = {"date": today, "commit": commit, "preset": args.preset, "papers": papers or "all", "cores": args.cores,
+            "workdir": str(workdir),
             "baseline_seconds": round(base_seconds, 1),
             "command": "python benchmarks/power.py " + " ".join(argv if argv is not None else sys.argv[1:])}
     rows = []
     for mistake in mistakes:
         print(f"{mistake.id}: {mistake.change}; rerunning {', '.join(mistake.rules)}", flush=True)
-        rows.append(run_mistake(mistake, base, workdir, args.cores, args.preset))
+        rows.append(run_mistake(mistake, base, workdir, args.cores, args.preset, papers))
         print(f"  {rows[-1]['status']}: {rows[-1]['n_turned']} verdicts turned in {rows[-1]['seconds']} s; "
               f"{rows[-1]['turned']}", flush=True)
         record(rows, stem, meta)

@@ -58,7 +58,7 @@ def test_turned_verdicts_counts_default_readings_only():
     after = board([("a", "x", "failed", float("nan"), "default"), ("a", "y", "mismatch", 9.0, "alternative"),
                    ("b", "z", "mismatch", 3.0, None)])
     assert power.turned_verdicts(before, after) == ["a/x: match → failed"]
-    assert power.values_changed(before, after) == 1
+    assert len(power.values_changed(before, after)) == 1
 
 
 def test_turned_verdicts_without_a_reading_column_and_with_rows_on_one_side():
@@ -66,4 +66,7 @@ def test_turned_verdicts_without_a_reading_column_and_with_rows_on_one_side():
     after = board([("a", "x", "mismatch", 1.5, None), ("c", "w", "match", 2.0, None)], reading=False)
     assert power.turned_verdicts(before, after) == [
         "a/x: match → mismatch", "a/y: match → absent", "c/w: absent → match"]
-    assert power.values_changed(before, after) == 1
+    changed = power.values_changed(before, after)
+    assert power.kept_verdicts(changed) == ""
+    kept = board([("a", "x", "match", 1.2, None)], reading=False)
+    assert power.kept_verdicts(power.values_changed(before, kept)) == "a/x: match (1 → 1.2)"
