@@ -359,8 +359,9 @@ def run_mistake(mistake: Mistake, base: Path, workdir: Path, cores: int, preset:
     if rebuilt and papers:
         partial_scoreboard(folder, preset, papers)
     if rc or not rebuilt:
-        return {**row, "status": f"snakemake failed (exit {rc}): the mistake stops the run, see "
-                                 f"{workdir / (mistake.id + '.log')}", "n_turned": math.nan, "turned": ""}
+        why = f"snakemake failed (exit {rc}): the mistake stops the run" if rc else \
+            f"{mistake.paper}'s claims were not rebuilt: check the mistake's rules"
+        return {**row, "status": f"{why}; see {workdir / (mistake.id + '.log')}", "n_turned": math.nan, "turned": ""}
     before, after = pd.read_csv(base / board), pd.read_csv(folder / board)
     turned = turned_verdicts(before, after)
     rewritten, differ = rewritten_results(base, folder)
