@@ -244,6 +244,8 @@ def baseline(workdir: Path, cores: int, preset: str, papers: list[str] | None,
     if marker.exists() and not fresh:
         commit = marker.read_text().strip()
         print(f"baseline: reusing {folder} (commit {commit[:8]}; --fresh-baseline makes a new one)")
+        if papers and not (folder / scoreboard(preset, papers)).exists():
+            partial_scoreboard(folder, preset, papers)
         return folder, math.nan, commit
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
