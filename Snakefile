@@ -9,7 +9,7 @@
 
 from snakemake.utils import min_version
 
-from isonorm.config_check import ConfigSources, check_config
+from isonorm.config_check import ConfigSources, check_config, check_papers
 
 min_version("9.0")
 
@@ -17,7 +17,9 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow), verbose=workflow.output_settings.verbose)
+check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow), verbose=workflow.output_settings.verbose,
+             defaults="config.yaml")
+PAPERS = check_papers(config)  # the config's `papers:`, in the report's order, each with its section and files
 
 
 report: "rules/workflow.rst"
@@ -25,10 +27,13 @@ report: "rules/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/data.smk"
-include: "rules/daneshmand2021.smk"
-include: "rules/meterez2024.smk"
-include: "rules/joudaki2023.smk"
-include: "rules/lu2024.smk"
+
+
+for slug in PAPERS:  # rules/<slug>.smk: one paper's rules (docs/adding.md)
+
+    include: f"rules/{slug}.smk"
+
+
 include: "rules/report.smk"
 include: "rules/cost.smk"
 

@@ -5,7 +5,8 @@
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
 #                 (isonorm.resources: a cost table's row where it has the job's, else the defaults)
-#   report        register_results(), called by each rules/<slug>.smk; paper_results(), data_results() (used by
+#   report        register_results() (results and claims), called by each rules/<slug>.smk; paper_results(),
+#                 data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 
 import re
@@ -14,9 +15,8 @@ from types import SimpleNamespace
 
 from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
-from isonorm.resources import JobSizes
+from isonorm.resources import GROUPS, JobSizes
 
-PAPERS = ["lu2024", "daneshmand2021", "meterez2024", "joudaki2023"]  # the report's order (architecture §2)
 DATA_ROOT = config["data"]["root"]
 DATA_FREE_ONLY = config["compute"] == "data-free"
 CHECKPOINT_ROOT = config["checkpoints"]["root"]
@@ -109,8 +109,8 @@ def training_gpus(wildcards):
     return job_gpus(config["device"], local=workflow.local_exec)
 
 
-# --- job sizes (docs/cluster.md, "Job sizes"). Each entry of rules/*.smk declares `threads: <KIND>.threads`
-# and `resources: mem_mb=<KIND>.mem_mb, runtime=<KIND>.runtime, cpus_per_task=<KIND>.cpus_per_task` ----------
+# --- job sizes (docs/cluster.md, "Job sizes"). Each rule of rules/*.smk names its kind of job and nothing else
+# about its size: `threads: <KIND>.threads`, `resources: **<KIND>.resources`, `group: <KIND>.group` -------------
 
 # The config's `resources` section picks the cost table; every Snakemake process (a cluster job's included) reads
 # the same one, so a job's threads and resources are the same wherever they are evaluated.
@@ -119,37 +119,46 @@ if workflow.is_main_process:
     JOB_SIZES.announce()
 
 
-def job_size(kind):
-    """The `threads` and `resources` callables for the kind (a key of isonorm.resources.DEFAULTS), which Snakemake
-    evaluates per job with its rule name, wildcards and attempt (1, then 2, … when `retries` resubmits it)."""
+def job_size(kind, **held):
+    """The `threads`, `resources` and `group` of the kind (a key of isonorm.resources.DEFAULTS): callables that
+    Snakemake evaluates per job with its rule name, wildcards and attempt (1, then 2, … when `retries` resubmits
+    it), and the kind's cluster group (None: none). ``held`` are further resources every job of the kind holds."""
 
     def size(wildcards, rulename, attempt=1):
         return JOB_SIZES.size(rulename, kind, wildcards, attempt)
 
     return SimpleNamespace(
         threads=lambda wildcards, rulename: size(wildcards, rulename).threads,
-        mem_mb=lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).mem_mb,
-        runtime=lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).runtime,
-        # sbatch --cpus-per-task from the threads Snakemake settled on (after --set-threads, --max-threads and the
-        # `cores` cap), so that the CPUs SLURM grants and the threads the job runs never disagree
-        cpus_per_task=lambda wildcards, threads: threads,
+        resources={
+            "mem_mb": lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).mem_mb,
+            "runtime": lambda wildcards, rulename, attempt: size(wildcards, rulename, attempt).runtime,
+            # sbatch --cpus-per-task from the threads Snakemake settled on (after --set-threads, --max-threads and
+            # the `cores` cap), so that the CPUs SLURM grants and the threads the job runs never disagree
+            "cpus_per_task": lambda wildcards, threads: threads,
+            **held,
+        },
+        group=GROUPS.get(kind),  # the short jobs are bundled on a cluster (isonorm.resources.GROUPS)
     )
 
 
-LOCAL, SIMULATION, AT_INIT, TRAINING = (job_size(kind) for kind in ("local", "simulation", "at_init", "training"))
+LOCAL, SIMULATION, AT_INIT = (job_size(kind) for kind in ("local", "simulation", "at_init"))
+TRAINING = job_size("training", gpu=training_gpus)  # every training holds a GPU (profiles/default pools them)
 
 
-# --- what each paper produces: every rules/<slug>.smk registers its {result key: [files]} ----------------
+# --- what each paper produces: every rules/<slug>.smk registers its results and its claims ----------------
 
 PAPER_RESULTS = {}  # {slug: {result key: [files]}}, every results file of the paper
 DATA_RESULTS = {}  # the same for the jobs that need a data set, a checkpoint or a GPU (the shapes preset's jobs)
+PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities
 
 
-def register_results(slug, data_free, needs_data):
+def register_results(slug, *, data_free, needs_data=None, claims):
     """Record a paper's results files by result key: ``data_free`` ones always, ``needs_data`` ones (a dict, or
-    a function returning it) unless compute == data-free."""
-    DATA_RESULTS[slug] = {} if DATA_FREE_ONLY else dict(needs_data())
+    a function returning it) unless compute == data-free; and the functions that measure its claims from them,
+    each ``claims(results, config) -> {item: {quantity: value}}`` written out in full (isonorm.report.claims)."""
+    DATA_RESULTS[slug] = {} if DATA_FREE_ONLY or needs_data is None else dict(needs_data())
     PAPER_RESULTS[slug] = {**data_free, **DATA_RESULTS[slug]}
+    PAPER_CLAIMS[slug] = list(claims)
 
 
 def paper_results(wc):

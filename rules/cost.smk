@@ -20,10 +20,7 @@ rule cost_table:
         results=lambda wc, output: Path(output.table).parent,  # <RESULTS>: result paths are relative to it
         preset=config["preset"],
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -14,7 +14,6 @@
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
 
 D21 = config["daneshmand2021"]
-D21_LIB = "isonorm.experiments.daneshmand2021"
 
 
 # Every results file of the paper, by result key; the data items only when compute == all.
@@ -39,6 +38,9 @@ register_results(
             init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
         ),
     },
+    claims=[  # each claims(results, config): {item: {quantity: value}}
+        "isonorm.experiments.daneshmand2021.claims:claims",
+    ],
 )
 
 
@@ -48,12 +50,10 @@ rule daneshmand2021_fig1:
     output:
         results("daneshmand2021", "fig1", "chains.parquet"),
     params:
-        run=experiment(f"{D21_LIB}.simulations:warmup_cosine", D21["fig1"]),
+        run=experiment("isonorm.experiments.daneshmand2021.simulations:warmup_cosine", D21["fig1"]),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -67,13 +67,11 @@ rule daneshmand2021_fig2a:
         results("daneshmand2021", "fig2a", "width{width}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
+            "isonorm.experiments.daneshmand2021.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -87,13 +85,11 @@ rule daneshmand2021_fig2b:
         results("daneshmand2021", "fig2b", "width{width}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
+            "isonorm.experiments.daneshmand2021.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -109,15 +105,13 @@ rule daneshmand2021_fig3:
         results("daneshmand2021", "fig3", "batch{n}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.simulations:assumption_a1_grid",
+            "isonorm.experiments.daneshmand2021.simulations:assumption_a1_grid",
             # batch_offset only picks the jobs (decision B15): changing it reruns no existing job
             {**{k: v for k, v in D21["fig3"].items() if k != "batch_offset"}, "batch_sizes": [int(wc.n)]},
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -133,13 +127,11 @@ rule daneshmand2021_appfigg:
         results("daneshmand2021", "appfigg", "{activation}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
+            "isonorm.experiments.daneshmand2021.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -160,18 +152,15 @@ rule daneshmand2021_depth_training:
         results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            f"{D21_LIB}.depth_training:train_depth_variant",
+            "isonorm.experiments.daneshmand2021.depth_training:train_depth_variant",
             D21["depth_training"],
             init=wc.init,
             depth=int(wc.depth),
             **training_kwargs(D21["depth_training"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -189,16 +178,13 @@ rule daneshmand2021_fig4b:
         results("daneshmand2021", "fig4b", "depth{depth}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            f"{D21_LIB}.depth_training:train_gap_during_training",
+            "isonorm.experiments.daneshmand2021.depth_training:train_gap_during_training",
             D21["fig4b"],
             **training_kwargs(D21["fig4b"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -217,16 +203,14 @@ rule daneshmand2021_appfig6:
         results("daneshmand2021", "appfig6", "{arch}.parquet"),
     params:
         run=lambda wc: experiment(
-            f"{D21_LIB}.layer_profiles:gap_profile",
+            "isonorm.experiments.daneshmand2021.layer_profiles:gap_profile",
             D21["appfig6"],
             arch=wc.arch,
             **data_kwargs(D21["appfig6"]["dataset"]),
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -244,18 +228,15 @@ rule daneshmand2021_appfig7:
         results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            f"{D21_LIB}.deep_convnets:train_deep_convnet",
+            "isonorm.experiments.daneshmand2021.deep_convnets:train_deep_convnet",
             D21["appfig7"],
             init=wc.init,
             extra_layers=int(wc.extra),
             **training_kwargs(D21["appfig7"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:

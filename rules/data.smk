@@ -19,10 +19,7 @@ rule fetch_data:
         root=lambda wc, output: Path(output[0]).parent.parent,
         retries=config["data"]["download_retries"],
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -43,10 +40,7 @@ rule fetch_checkpoint:
         root=lambda wc, output: Path(output[0]).parent.parent,
         retries=config["checkpoints"]["download_retries"],
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:

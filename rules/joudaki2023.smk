@@ -14,7 +14,6 @@
 from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
 
 J23 = config["joudaki2023"]
-J23_LIB = "isonorm.experiments.joudaki2023"
 
 
 # Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all.
@@ -35,6 +34,12 @@ register_results(
                            activation=J23[run_set]["activations"]) for run_set in ("fig2_runs", "fig7_runs")},
         "figb5": [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")],
     },
+    claims=[  # each claims(results, config): {item: {quantity: value}}
+        "isonorm.experiments.joudaki2023.strengths:claims",
+        "isonorm.experiments.joudaki2023.simulation_summaries:claims",
+        "isonorm.experiments.joudaki2023.image_mlp_summaries:claims",
+        "isonorm.experiments.joudaki2023.gpt2_summaries:claims",
+    ],
 )
 
 
@@ -47,13 +52,11 @@ rule joudaki2023_strengths:
         item="|".join(STRENGTH_ITEMS),
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.strengths:isometry_strengths", item_settings(J23, "strengths", wc.item)
+            "isonorm.experiments.joudaki2023.strengths:isometry_strengths", item_settings(J23, "strengths", wc.item)
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -71,16 +74,14 @@ rule joudaki2023_simulation:
         simulation="|".join(SIMULATION_ITEMS),
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.simulations:run_grid",
+            "isonorm.experiments.joudaki2023.simulations:run_grid",
             item_settings(J23, "simulator", wc.simulation),
             item=wc.simulation,
             device=config["device"],
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -100,17 +101,15 @@ rule joudaki2023_simulation_reading:
         reading="[a-z0-9_]+",
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.simulations:run_grid",
+            "isonorm.experiments.joudaki2023.simulations:run_grid",
             item_settings(J23, "simulator", wc.simulation),
             item=wc.simulation,
             reading=wc.reading,
             device=config["device"],
         ),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -132,13 +131,11 @@ rule joudaki2023_fig3:
         results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet"),
     params:
         run=experiment(
-            f"{J23_LIB}.image_mlps:fig3", item_settings(J23, "image_mlp", "fig3"), **data_kwargs(J23["fig3"]["dataset"])
+            "isonorm.experiments.joudaki2023.image_mlps:fig3", item_settings(J23, "image_mlp", "fig3"), **data_kwargs(J23["fig3"]["dataset"])
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -159,13 +156,11 @@ rule joudaki2023_figb4:
         dataset="|".join(J23["figb4"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            f"{J23_LIB}.image_mlps:figb4", item_settings(J23, "image_mlp", "figb4"), **data_kwargs(wc.dataset)
+            "isonorm.experiments.joudaki2023.image_mlps:figb4", item_settings(J23, "image_mlp", "figb4"), **data_kwargs(wc.dataset)
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -186,18 +181,15 @@ rule joudaki2023_train_runs:
         runs="fig2_runs|fig7_runs",
     params:
         run=lambda wc, output: experiment(
-            f"{J23_LIB}.image_mlps:train_run_set",
+            "isonorm.experiments.joudaki2023.image_mlps:train_run_set",
             item_settings(J23, "image_mlp", wc.runs),
             activation=wc.activation,
             item=wc.runs,
             **training_kwargs(J23[wc.runs]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -217,17 +209,15 @@ rule joudaki2023_figb5:
         results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet"),
     params:
         run=lambda wc, input: experiment(
-            f"{J23_LIB}.gpt2_probe:figb5",
+            "isonorm.experiments.joudaki2023.gpt2_probe:figb5",
             J23["figb5"],
             checkpoint_dir=str(Path(input[0]).parent),
             texts=str(Path(input[1]).parent),
             device=config["device"],
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:

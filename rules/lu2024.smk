@@ -11,7 +11,6 @@
 #   App. Table 1                           notation, static in the notebook
 
 L24 = config["lu2024"]
-L24_LIB = "isonorm.experiments.lu2024"
 
 
 # Every results file of lu2024, by result key; only Fig. 1 (a network at init) needs no data set or checkpoint.
@@ -39,6 +38,12 @@ register_results(
         "table5_llms": [results("lu2024", "table5", "llms.parquet")],
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
     },
+    claims=[  # each claims(results, config): {item: {quantity: value}}
+        "isonorm.experiments.lu2024.trained_summaries:claims",
+        "isonorm.experiments.lu2024.wikitext_summaries:claims",
+        "isonorm.experiments.lu2024.checkpoint_summaries:claims",
+        "isonorm.experiments.lu2024.lora_summaries:claims",
+    ],
 )
 
 
@@ -47,12 +52,10 @@ rule lu2024_fig1:
     output:
         results("lu2024", "fig1", "init_weights.parquet"),
     params:
-        run=experiment(f"{L24_LIB}.trained_nets:fig1", item_settings(L24, "fnn", "fig1")),
+        run=experiment("isonorm.experiments.lu2024.trained_nets:fig1", item_settings(L24, "fnn", "fig1")),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -73,15 +76,12 @@ rule lu2024_table1:
         optimizer="|".join(L24["table1"]["runs"]),
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "table1"), item="table1", optimizer=wc.optimizer,
+            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "table1"), item="table1", optimizer=wc.optimizer,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -105,16 +105,13 @@ rule lu2024_table3:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "table3"), item="table3", optimizer=wc.optimizer,
+            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "table3"), item="table3", optimizer=wc.optimizer,
             variant=wc.variant, activation=wc.activation, weights_path=output.weights,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -135,17 +132,14 @@ rule lu2024_apptable4:
         variant="|".join(L24["apptable4"]["variants"]),
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:fnn", item_settings(L24, "fnn", "apptable4"), item="apptable4",
+            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "apptable4"), item="apptable4",
             optimizer=L24["apptable4"]["optimizer"], variant=wc.variant,
             activation=L24["apptable4"]["activation"],
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -167,15 +161,12 @@ rule lu2024_simple_cnn:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:simple_cnn", item_settings(L24, "simple_cnn", wc.item), item=wc.item,
+            "isonorm.experiments.lu2024.trained_nets:simple_cnn", item_settings(L24, "simple_cnn", wc.item), item=wc.item,
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -198,16 +189,13 @@ rule lu2024_resnet18:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.trained_nets:resnet18", item_settings(L24, "resnet18", wc.item), item=wc.item,
+            "isonorm.experiments.lu2024.trained_nets:resnet18", item_settings(L24, "resnet18", wc.item), item=wc.item,
             variant=wc.variant, optimizer=wc.optimizer,
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -226,16 +214,13 @@ rule lu2024_table5_transformer:
         results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            f"{L24_LIB}.wikitext_transformer:table5_transformer",
+            "isonorm.experiments.lu2024.wikitext_transformer:table5_transformer",
             L24["table5_transformer"],
             **training_kwargs(L24["table5_transformer"]["corpus"], output[0] + ".ckpt"),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -256,14 +241,12 @@ rule lu2024_table5_checkpoints:
         part="plms|llms",
     params:
         run=lambda wc: experiment(
-            f"{L24_LIB}.checkpoint_pii:table5_checkpoints", L24["table5"][wc.part],
+            "isonorm.experiments.lu2024.checkpoint_pii:table5_checkpoints", L24["table5"][wc.part],
             checkpoint_root=CHECKPOINT_ROOT, device=config["device"],
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -283,18 +266,15 @@ rule lu2024_table5_lora:
         results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet"),
     params:
         run=lambda wc, input: experiment(
-            f"{L24_LIB}.lora:table5_lora_runs",
+            "isonorm.experiments.lu2024.lora:table5_lora_runs",
             L24["table5"]["lora"],
             checkpoint_dir=str(Path(input[0]).parent),
             instructions=str(Path(input[1]).parent),
             device=config["device"],
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:

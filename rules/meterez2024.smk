@@ -13,7 +13,6 @@ from isonorm.experiments.meterez2024 import SWEEP_ITEMS
 from isonorm.experiments.meterez2024.grid_jobs import training_stacks
 
 M24 = config["meterez2024"]
-M24_LIB = "isonorm.experiments.meterez2024"
 M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100, mnist+fashionmnist, ...
 
 # Every results file of meterez2024, by result key; only Fig. 1 needs no data set.
@@ -29,6 +28,10 @@ register_results(
             depth=M24["training"]["depths"],
         ),
     },
+    claims=[  # each claims(results, config): {item: {quantity: value}}
+        "isonorm.experiments.meterez2024.at_init_summaries:claims",
+        "isonorm.experiments.meterez2024.training_summaries:claims",
+    ],
 )
 
 
@@ -37,12 +40,10 @@ rule meterez2024_fig1:
     output:
         results("meterez2024", "fig1", "synthetic.parquet"),
     params:
-        run=experiment(f"{M24_LIB}.at_init:fig1", M24["fig1"], device=config["device"]),
+        run=experiment("isonorm.experiments.meterez2024.at_init:fig1", M24["fig1"], device=config["device"]),
     threads: SIMULATION.threads
-    resources:
-        mem_mb=SIMULATION.mem_mb,
-        runtime=SIMULATION.runtime,
-        cpus_per_task=SIMULATION.cpus_per_task,
+    resources: **SIMULATION.resources
+    group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -64,16 +65,14 @@ rule meterez2024_at_init:
         item="|".join(SWEEP_ITEMS),
     params:
         run=lambda wc: experiment(
-            f"{M24_LIB}.at_init:gradient_sweep",
+            "isonorm.experiments.meterez2024.at_init:gradient_sweep",
             item_settings(M24, "at_init", wc.item),
             item=wc.item,
             **data_kwargs(M24["at_init"]["dataset"]),
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -94,13 +93,11 @@ rule meterez2024_tabled1:
         dataset="|".join(M24["tabled1"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            f"{M24_LIB}.input_rank:tabled1", M24["tabled1"], **data_kwargs(wc.dataset)
+            "isonorm.experiments.meterez2024.input_rank:tabled1", M24["tabled1"], **data_kwargs(wc.dataset)
         ),
     threads: AT_INIT.threads
-    resources:
-        mem_mb=AT_INIT.mem_mb,
-        runtime=AT_INIT.runtime,
-        cpus_per_task=AT_INIT.cpus_per_task,
+    resources: **AT_INIT.resources
+    group: AT_INIT.group
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -123,17 +120,14 @@ rule meterez2024_training:
         depth=r"\d+",
     params:
         run=lambda wc: experiment(
-            f"{M24_LIB}.training_grid:train_grid_job",
+            "isonorm.experiments.meterez2024.training_grid:train_grid_job",
             M24["training"],
             **training_kwargs(wc.stack, results("meterez2024", "training", f"{wc.stack}-d{wc.depth}.ckpt")),
             depth=int(wc.depth),
         ),
     threads: TRAINING.threads
-    resources:
-        mem_mb=TRAINING.mem_mb,
-        runtime=TRAINING.runtime,
-        cpus_per_task=TRAINING.cpus_per_task,
-        gpu=training_gpus,
+    resources: **TRAINING.resources
+    group: TRAINING.group
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -33,11 +33,9 @@ rule paper_claims:
         f"{RESULTS}/{{slug}}/claims.parquet",
     params:
         results=lambda wc: PAPER_RESULTS[wc.slug],
+        claims=lambda wc: PAPER_CLAIMS[wc.slug],  # register_results(..., claims=[...]) of rules/<slug>.smk
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -61,10 +59,7 @@ rule paper_notebook:
     params:
         preset=config["preset"],
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -89,10 +84,7 @@ rule scoreboard:
     params:
         preset=config["preset"],
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -125,10 +117,7 @@ rule report_index:
         config=config,
         benchmarks=f"{RESULTS}/benchmarks",
     threads: LOCAL.threads
-    resources:
-        mem_mb=LOCAL.mem_mb,
-        runtime=LOCAL.runtime,
-        cpus_per_task=LOCAL.cpus_per_task,
+    resources: **LOCAL.resources
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -15,7 +15,7 @@ with logged_job(snakemake):
     build_index(
         report_dir=report_dir,
         scoreboard_csv=snakemake.input.scoreboard,
-        papers=paper_pages(report_dir),
+        papers=paper_pages(snakemake.params.papers),
         config=dict(snakemake.params.config),
         benchmark_files=sorted(glob(f"{snakemake.params.benchmarks}/**/*.tsv", recursive=True)),
         provenance=provenance(),

@@ -1,12 +1,12 @@
-"""Rule entry point: a paper's checkable quantities from its results (rules/report.smk)."""
+"""Rule entry point: a paper's checkable quantities from its results (rules/report.smk), measured by the claims
+functions its rules/<slug>.smk registers."""
 
-import importlib
-
+from isonorm.report.claims import measure_parts
 from isonorm.results import write_results
-from isonorm.workflow import logged_job
+from isonorm.workflow import logged_job, resolve_function
 
 with logged_job(snakemake):
     slug = snakemake.wildcards.slug
-    claims = importlib.import_module(f"isonorm.experiments.{slug}.claims")
-    frame = claims.measure(snakemake.params.results, snakemake.config[slug])
+    parts = [resolve_function(spec) for spec in snakemake.params.claims]
+    frame = measure_parts(slug, parts, snakemake.params.results, snakemake.config[slug])
     write_results(frame, snakemake.output[0], config={"paper": slug, "preset": snakemake.config["preset"]})

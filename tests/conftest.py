@@ -12,10 +12,12 @@ from pathlib import Path
 import hashlib
 
 import pytest
+import yaml
 
 from isonorm.outputs import PAPER_PRESET, output_roots
 
 REPO = Path(__file__).resolve().parents[1]
+PAPERS = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))["papers"]  # a run's papers, in order
 QUICK = output_roots("quick")  # results/quick, report/quick, logs/quick
 PAPER = output_roots(PAPER_PRESET)  # results, report, logs
 # What a run must never lose: its results and report. (Logs are left out: other tests in the same folder write

@@ -11,7 +11,7 @@ import yaml
 from snakemake.utils import update_config  # how Snakemake merges config files and --config, key by key
 
 from conftest import REPO, snakemake
-from isonorm.config_check import ConfigError, ConfigSources, check_config, source_of
+from isonorm.config_check import ConfigError, ConfigSources, check_config, check_papers, shape_of, source_of
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
 BASE = yaml.safe_load((REPO / "config.yaml").read_text())
@@ -144,3 +144,50 @@ def test_misspelt_nested_key_in_a_config_file(workflow_dir, tmp_path):
     assert any("'epocs'" in line and "did you mean 'epochs'?" in line and str(bad) in line for line in lines), \
         "\n".join(lines)
     assert "Job stats" not in done.stdout + done.stderr  # stopped at parse time, before any DAG or job
+
+
+# --- a paper the schema does not describe (docs/adding.md) --------------------------------------------------
+
+NEW_PAPER = {"fig1": {"width": 64, "gain": 1.0, "depths": [2, 4], "seed": None, "activation": "relu"}}
+
+
+def new_paper_message(files: Path, override: dict) -> str:
+    """The ConfigError of config.yaml with a paper `smith2099` the schema has no entry for, plus ``override``."""
+    defaults = {**BASE, "papers": [*BASE["papers"], "smith2099"], "smith2099": NEW_PAPER}
+    (files / "config.yaml").write_text(yaml.safe_dump(defaults))
+    config = copy.deepcopy(defaults)
+    update_config(config, override)
+    (files / "preset.yaml").write_text(yaml.safe_dump(override))
+    sources = ConfigSources(files=[files / "config.yaml", files / "preset.yaml"])
+    check_config(config, SCHEMA, sources, log_path=files / "log", defaults=files / "config.yaml")
+    return ""
+
+
+def test_a_new_papers_section_is_checked_against_its_defaults(files):
+    new_paper_message(files, {"smith2099": {"fig1": {"width": 8, "gain": 2, "depths": [3], "seed": 5}}})
+    with pytest.raises(ConfigError, match=r"unknown key 'widht' under smith2099: fig1: — did you mean 'width'"):
+        new_paper_message(files, {"smith2099": {"fig1": {"widht": 8}}})
+    with pytest.raises(ConfigError, match=r"smith2099: fig1: width: expected an integer; got 'wide'"):
+        new_paper_message(files, {"smith2099": {"fig1": {"width": "wide"}}})
+    with pytest.raises(ConfigError, match=r"smith2099: fig1: depths\[0\]: expected an integer"):
+        new_paper_message(files, {"smith2099": {"fig1": {"depths": [0.5]}}})
+
+
+def test_shape_of_follows_the_defaults_types():
+    assert shape_of({"a": 1, "b": [0.5], "c": None}) == {
+        "type": "object", "additionalProperties": False,
+        "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "number"}}, "c": {}}}
+    assert shape_of([1, "x"])["items"] == {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    assert shape_of(True) == {"type": "boolean"}
+
+
+def test_a_listed_paper_needs_its_section_and_files(tmp_path):
+    for name in ("rules/lu2024.smk", "notebooks/lu2024.py", "notebooks/reference/lu2024.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    assert check_papers({"papers": ["lu2024"], "lu2024": {}}, tmp_path) == ["lu2024"]
+    with pytest.raises(ConfigError) as caught:
+        check_papers({"papers": ["lu2024", "smith2099"], "lu2024": {}}, tmp_path)
+    text = str(caught.value)
+    assert "smith2099: no `smith2099:` section in the config" in text
+    assert "smith2099: rules/smith2099.smk does not exist" in text and "docs/adding.md" in text

@@ -8,6 +8,12 @@ import pytest
 
 from isonorm.data import fetch_dataset
 from isonorm.experiments.daneshmand2021 import claims, layer_profiles, simulations, summaries
+from isonorm.report.claims import measure_parts
+
+
+def measure(results, config):
+    """The paper's claims frame, as the paper_claims rule measures it."""
+    return measure_parts("daneshmand2021", [claims.claims], results, config)
 
 
 def test_warmup_cosine_starts_aligned_for_bn_and_orthogonal_for_vanilla():
@@ -51,7 +57,7 @@ def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_pa
     path = tmp_path / "fig3.parquet"
     frame.to_parquet(path)
     for batch_offset in (2, 0):
-        out = claims.measure({"fig3": [str(path)]}, {"fig3": {**cfg, "batch_offset": batch_offset}})
+        out = measure({"fig3": [str(path)]}, {"fig3": {**cfg, "batch_offset": batch_offset}})
         values = out.set_index("quantity").value
         assert {"holds_fraction_above_curve_offset", "boundary_log2_over_curve_offset"} <= set(values.index)
     assert values["holds_fraction_above_curve_offset"] == values["holds_fraction_above_curve"]
@@ -83,7 +89,7 @@ def test_appendix_g_claims_are_the_slopes_and_the_published_lines_end_points(tmp
            "measure_layers": 20, "sampler": "cholesky"}
     path = tmp_path / "appfigg.parquet"
     simulations.activation_fluctuations(cfg).to_parquet(path)
-    out = claims.measure({"appfigg": [str(path)]}, {})
+    out = measure({"appfigg": [str(path)]}, {})
     assert set(out.quantity) == {"slope_sin", "slope_tanh", "log_avg_deviation_sin_d8", "log_avg_deviation_sin_d16"}
     assert out.spread.isna().all()  # one run as coded
 
@@ -120,7 +126,7 @@ def test_claims_of_the_simulation_items(tmp_path):
     for name, frame in {"fig1": fig1, "fig2b": simulations.gap_through_depth(cfg2b, "fig2b")}.items():
         paths[name] = [str(tmp_path / f"{name}.parquet")]
         frame.to_parquet(paths[name][0])
-    out = claims.measure(paths, {"fig2b": cfg2b})
+    out = measure(paths, {"fig2b": cfg2b})
     assert set(out.item) == {"daneshmand2021-fig1", "daneshmand2021-fig2b"}
     assert {"slope_caption", "slope_code", "bn_plateau", "bn_minus_vanilla_at_end"} <= set(out.quantity)
     assert list(out.columns) == ["item", "quantity", "value", "spread", "note"]
@@ -152,7 +158,7 @@ def test_spreads_of_the_training_items_are_over_runs_and_batches(tmp_path):
                         "appfig6": layers}.items():
         paths[name] = [str(tmp_path / f"{name}.parquet")]
         frame.to_parquet(paths[name][0])
-    out = claims.measure(paths, {}).set_index(["item", "quantity"])
+    out = measure(paths, {}).set_index(["item", "quantity"])
     assert out.spread.gt(0).all()
     assert out.value["daneshmand2021-fig4a", "init_gap_slope_per_layer"] == pytest.approx(0.1, abs=0.01)
     assert out.value["daneshmand2021-fig5", "iterative_minus_xavier_loss_at_max_depth"] < 0

@@ -121,8 +121,8 @@ def test_item_ids_are_unique_and_valid(tmp_path, shown):
         renderer.not_reproducible("joudaki2023-fig2", "r")
     with pytest.raises(ValueError, match="lower-case"):
         renderer.not_reproducible("lu2024-Fig 2", "r")
-    with pytest.raises(ValueError, match="unknown paper slug"):
-        ItemRenderer("lu2023", tmp_path, None, None, preset="paper")
+    with pytest.raises(ValueError, match="invalid paper slug"):
+        ItemRenderer("Lu-2024", tmp_path, None, None, preset="paper")
     assert list(renderer.rendered) == ["lu2024-fig2"]
 
 

@@ -103,7 +103,7 @@ def mutate(path: tuple, value):
         (mutate(("references", 0), "lu2024-fig2"), ["reference #0", "mapping"]),
         (mutate(("references",), {"item": "x"}), ["`references`", "list"]),
         (mutate(("title",), ...), ["missing top-level", "title"]),
-        (mutate(("paper",), "lu2025"), ["`paper`", "unknown paper slug", "lu2024"]),
+        (mutate(("paper",), "Lu 2024"), ["`paper`", "invalid paper slug", "lu2024"]),
         ("- just\n- a list\n", ["top level must be a mapping"]),
         ("paper: [unclosed\n", ["not valid YAML"]),
     ],

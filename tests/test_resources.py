@@ -22,16 +22,17 @@ KIND_NAMES = {"LOCAL": "local", "SIMULATION": "simulation", "AT_INIT": "at_init"
 
 
 def rule_kinds(workdir: Path = REPO) -> dict[str, str]:
-    """Rule name -> the kind of job size it declares (`threads: TRAINING.threads` -> training), from rules/*.smk;
-    a rule that declares none maps to ''."""
+    """Rule name -> the kind of job it declares (`threads: TRAINING.threads`, `resources: **TRAINING.resources`
+    and, but for local rules, `group: TRAINING.group` -> training), from rules/*.smk; a rule that declares none,
+    or lines of different kinds, maps to ''."""
     kinds = {}
     for smk in sorted((workdir / "rules").glob("*.smk")):
         for match in re.finditer(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", smk.read_text(), re.MULTILINE):
             name, body = match.groups()
-            kind = re.search(r"^\s+threads: (\w+)\.threads$", body, re.MULTILINE)
-            sizes = {key: re.search(rf"^\s+{key}=(\w+)\.{key},$", body, re.MULTILINE)
-                     for key in ("mem_mb", "runtime", "cpus_per_task")}
-            names = {kind and kind.group(1)} | {m and m.group(1) for m in sizes.values()}
+            lines = [re.search(pattern, body, re.MULTILINE) for pattern in (
+                r"^\s+threads: (\w+)\.threads$", r"^\s+resources: \*\*(\w+)\.resources$", r"^\s+group: (\w+)\.group$")]
+            names = {m and m.group(1) for m in lines[:2]} | ({lines[2] and lines[2].group(1)} if "LOCAL" not in
+                                                            {m and m.group(1) for m in lines[:2]} else set())
             kinds[name] = KIND_NAMES.get(names.pop(), "") if len(names) == 1 else ""
     return kinds
 

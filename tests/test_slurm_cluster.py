@@ -3,7 +3,7 @@
 .ci/slurm/local-slurm.sh installs (apt-get) and starts slurmctld, slurmd and munged with four fake GPUs; the
 workflow is then submitted through `snakemake-executor-plugin-slurm` with the production workflow profile
 plus the test cluster's site profile (.ci/slurm/profile). The run makes daneshmand2021's page of the quick preset
-(SLURM_PAPER): every kind of job the cluster path has, on one paper: grouped simulations (three groups), GPU
+(SLURM_PAPER): every kind of job the cluster path has, on one paper: grouped simulations and at-init jobs, GPU
 trainings of one variant each, local downloads, claims and the notebook; the other papers' jobs differ only in
 what they compute, which the local quick run checks (running all four here cost the suite 8 more minutes on the
 2-core CI machine). Checked: every non-local job ran as a SLURM job that completed (the plugin's log, SLURM's
@@ -38,7 +38,7 @@ import pytest
 import yaml
 
 from conftest import QUICK, REPO, copy_workflow
-from isonorm.resources import JobSizes
+from isonorm.resources import GROUPS, JobSizes
 from test_resources import rule_kinds
 
 pytestmark = [pytest.mark.slurm, pytest.mark.integration]
@@ -332,12 +332,14 @@ def test_gpu_rules_ask_for_exactly_one_gpu_and_bundle_their_seeds(slurm_run):
         assert frame[seed].nunique() > 1, f"{path}: a single seed per training job"
 
 
-def test_small_jobs_are_grouped_as_the_profile_says(slurm_run):
+def test_small_jobs_are_grouped_by_their_kind(slurm_run):
+    """Each rule's kind names its group (isonorm.resources.GROUPS); the profile says how many jobs a group's SLURM
+    job holds."""
     work, log = slurm_run
     profile = yaml.safe_load((work / "profiles" / "slurm" / "config.yaml").read_text())
-    counts, subs = job_counts(log), submissions(log)
-    for group in set(profile["groups"].values()):
-        rules = {r for r, g in profile["groups"].items() if g == group}
+    counts, subs, kinds = job_counts(log), submissions(log), rule_kinds(work)
+    for kind, group in GROUPS.items():
+        rules = {r for r, k in kinds.items() if k == kind}
         jobs = sum(counts[r] for r in rules)
         if not jobs:
             continue
@@ -361,7 +363,7 @@ def test_each_sbatch_line_asks_for_the_jobs_cpus_memory_and_time(slurm_run):
     kinds, sizes = rule_kinds(work), JobSizes()
     profile_cores = yaml.safe_load((work / "profiles" / "slurm" / "config.yaml").read_text())["cores"]
     cores = min(profile_cores, QUICK_MAX_THREADS)
-    grouped = yaml.safe_load((work / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
+    grouped = {rule for rule, kind in kinds.items() if kind in GROUPS}
     for sub in submissions(log):
         cpus, mem_mb, minutes = sbatch_sizes(sub["options"])
         members = [sizes.size(rule, kinds[rule], {}) for rule in sub["rules"]]

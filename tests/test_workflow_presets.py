@@ -18,7 +18,7 @@ def test_every_other_preset_writes_under_its_own_name():
     assert output_roots("budget") == {kind: Path(kind, "budget") for kind in ("results", "report", "logs")}
 
 
-@pytest.mark.parametrize("name", RESERVED_PRESET_NAMES)
+@pytest.mark.parametrize("name", [*RESERVED_PRESET_NAMES, "lu2024", "example2099", "smith1998b"])
 def test_a_preset_named_like_a_paper_folder_is_refused(name):
     with pytest.raises(ValueError, match="rename the preset"):
         output_roots(name)

@@ -7,20 +7,15 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import QUICK, snakemake
-from isonorm.experiments.daneshmand2021.summaries import ITEMS as D21_ITEMS
-from isonorm.experiments.joudaki2023 import ITEMS as J23_ITEMS
-from isonorm.experiments.lu2024 import ITEMS as L24_ITEMS
-from isonorm.experiments.meterez2024 import ITEMS as M24_ITEMS
+from conftest import PAPERS, QUICK, REPO, snakemake
 from isonorm.report import SCOREBOARD_COLUMNS, VERDICTS, load_references
+from isonorm.report.ids import named_items
 
 pytestmark = pytest.mark.integration
-ITEM_IDS = {
-    "lu2024": [f"lu2024-{item}" for item in L24_ITEMS],
-    "daneshmand2021": [f"daneshmand2021-{item}" for item in D21_ITEMS],
-    "meterez2024": [f"meterez2024-{item}" for item in M24_ITEMS],
-    "joudaki2023": [f"joudaki2023-{item}" for item in J23_ITEMS],
-}
+# Every item a paper's notebook names (each item cell names its id literally; tests/test_report_pages.py checks
+# that the notebook names every item its reference lists)
+ITEM_IDS = {slug: named_items((REPO / "notebooks" / f"{slug}.py").read_text(encoding="utf-8"), slug)
+            for slug in PAPERS}
 NOT_REPRODUCIBLE = {"daneshmand2021-apph"}
 
 

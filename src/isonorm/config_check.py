@@ -12,6 +12,7 @@ caller (the Snakefile).
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import jsonschema
 import yaml
 
 from .atomic import write_text_atomically
+from .outputs import PAPER_SLUG
 
 LOG_PATH = Path("logs/config_check.log")  # fixed: the preset, which picks logs/<preset>/, may itself be wrong
 SHOWN_ERRORS = 3
@@ -58,12 +60,23 @@ class ConfigSources:
 
 
 def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: ConfigSources = ConfigSources(),
-                 log_path: str | Path = LOG_PATH, verbose: bool = False) -> None:
-    """Validate ``config``; on failure write the full detail to ``log_path`` and raise :class:`ConfigError`."""
+                 log_path: str | Path = LOG_PATH, verbose: bool = False,
+                 defaults: str | Path | None = None) -> None:
+    """Validate ``config``; on failure write the full detail to ``log_path`` and raise :class:`ConfigError`.
+
+    ``defaults`` is the default configuration (config.yaml): a paper's section that the schema does not describe
+    is checked against the keys and types of its defaults there (:func:`shape_of`), so a new paper needs no
+    schema entry to have its typos caught."""
     # libyaml's loader where PyYAML has it: every Snakemake process parses the workflow, a cluster job included,
     # and the pure-Python loader spends about half a second on this schema
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     schema = yaml.load(Path(schema_path).read_text(encoding="utf-8"), Loader=loader)
+    if defaults is not None:
+        default_config = yaml.load(Path(defaults).read_text(encoding="utf-8"), Loader=loader) or {}
+        described = schema.setdefault("properties", {})
+        for key, section in default_config.items():
+            if key not in described and PAPER_SLUG.fullmatch(str(key)):
+                described[key] = shape_of(section)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:
@@ -73,6 +86,44 @@ def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: Co
     if verbose:
         print(detail, file=sys.stderr)
     raise ConfigError(config_error_message(errors, sources, schema_path, log_path)) from None
+
+
+def shape_of(default: Any) -> dict[str, Any]:
+    """A JSON Schema that accepts what has the keys and types of ``default``: a mapping only its keys (each
+    shaped as its default), a list items shaped as one of its items, a number any number where the default is a
+    float, null anything. What the values may be beyond their type is for a schema entry to say."""
+    if isinstance(default, Mapping):
+        return {"type": "object", "additionalProperties": False,
+                "properties": {str(k): shape_of(v) for k, v in default.items()}}
+    if isinstance(default, list):
+        shapes = [json.loads(s) for s in dict.fromkeys(json.dumps(shape_of(v), sort_keys=True) for v in default)]
+        return {"type": "array", **({"items": shapes[0] if len(shapes) == 1 else {"anyOf": shapes}} if shapes else {})}
+    if default is None:
+        return {}
+    if isinstance(default, bool):
+        return {"type": "boolean"}
+    if isinstance(default, int):
+        return {"type": "integer"}
+    if isinstance(default, float):
+        return {"type": "number"}
+    return {"type": "string"}
+
+
+def check_papers(config: Mapping[str, Any], workflow_dir: str | Path = ".") -> list[str]:
+    """The papers a run makes (``papers:``), each checked for its section and its files; a ConfigError names
+    what is missing and the recipe (docs/adding.md)."""
+    papers = list(config["papers"])
+    root = Path(workflow_dir)
+    missing = [f"{slug}: no `{slug}:` section in the config" for slug in papers if slug not in config]
+    for slug in papers:
+        for name in (f"rules/{slug}.smk", f"notebooks/{slug}.py", f"notebooks/reference/{slug}.yaml"):
+            if not (root / name).is_file():
+                missing.append(f"{slug}: {name} does not exist")
+    if missing:
+        raise ConfigError("a paper listed under `papers:` is incomplete:\n" + "\n".join(f"  - {m}" for m in missing)
+                          + "\nAdd what is missing (docs/adding.md, \"Adding a paper\") or take the paper off "
+                            "`papers:`.")
+    return papers
 
 
 def config_error_message(errors: Sequence[jsonschema.ValidationError], sources: ConfigSources,

@@ -8,21 +8,24 @@ Snakemake, whose metadata is kept per output file, never sees one preset's files
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 PAPER_PRESET = "paper"
-# Names a preset cannot take: it would write into a paper's results folder or into the benchmark files of the
-# paper configuration (results/<slug>/, results/benchmarks/).
-RESERVED_PRESET_NAMES = ("lu2024", "daneshmand2021", "meterez2024", "joudaki2023", "benchmarks")
+# A paper's slug: the first author's name and the year, lower case (architecture §2), e.g. lu2024.
+PAPER_SLUG = re.compile(r"[a-z]+[0-9]{4}[a-z]?")
+# Names a preset cannot take besides a slug: it would write into the benchmark files of the paper configuration
+# (results/benchmarks/), as a slug would into a paper's results folder (results/<slug>/).
+RESERVED_PRESET_NAMES = ("benchmarks",)
 OUTPUT_KINDS = ("results", "report", "logs")
 
 
 def output_roots(preset: str) -> dict[str, Path]:
     """``{"results": …, "report": …, "logs": …}`` of the run made with ``preset``."""
-    if preset in RESERVED_PRESET_NAMES:
+    if preset in RESERVED_PRESET_NAMES or PAPER_SLUG.fullmatch(preset):
         raise ValueError(
             f"preset {preset!r} would write into results/{preset}/, which the paper configuration uses; "
-            "rename the preset (the `preset:` key of its file)"
+            "rename the preset (the `preset:` key of its file) so that it does not look like a paper's slug"
         )
     inner = () if preset == PAPER_PRESET else (preset,)
     return {kind: Path(kind, *inner) for kind in OUTPUT_KINDS}

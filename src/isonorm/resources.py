@@ -105,6 +105,10 @@ RULE_DEFAULTS: dict[str, JobSize] = {
     "lu2024_table5_lora": replace(DEFAULTS["training"], mem_mb=_mb(32.96), resumable=False),
 }
 KINDS = tuple(DEFAULTS)
+# The cluster group of each kind (rules/common.smk `group: <KIND>.group`): on SLURM the short jobs of a group are
+# bundled, up to profiles/slurm's `group-components` per SLURM job, instead of one SLURM job each. Trainings and
+# local rules stay alone; locally, groups change nothing.
+GROUPS: dict[str, str] = {"simulation": "simulations", "at_init": "at_init"}
 _ANNOUNCED: set[str] = set()  # lines JobSizes.announce printed in this process
 
 
@@ -197,5 +201,5 @@ class JobSizes:
                 "the others from the defaults of isonorm.resources")
 
 
-__all__ = ["DEFAULT_MARGIN", "MIN_RUNTIME", "MIN_MEM_MB", "JobSize", "DEFAULTS", "RULE_DEFAULTS", "KINDS",
+__all__ = ["DEFAULT_MARGIN", "MIN_RUNTIME", "MIN_MEM_MB", "JobSize", "DEFAULTS", "RULE_DEFAULTS", "KINDS", "GROUPS",
            "wildcard_key", "Measured", "JobSizes"]

@@ -22,13 +22,13 @@ runs it.
 
 from .claims import read_claims, write_claims
 from .comparison import COMPARE_RULES, VERDICTS, verdict, within
-from .ids import PAPER_SLUGS, check_item_id
+from .ids import check_item_id
 from .references import ReferenceFormatError, load_all_references, load_references, paper_title
 from .scoreboard import SCOREBOARD_COLUMNS, build_scoreboard, read_scoreboard, summarize_scoreboard, write_scoreboard
 from .site import SitePages, build_index
 
 __all__ = [
-    "COMPARE_RULES", "ItemRenderer", "PAPER_SLUGS", "SCOREBOARD_COLUMNS", "VERDICTS", "ReferenceFormatError",
+    "COMPARE_RULES", "ItemRenderer", "SCOREBOARD_COLUMNS", "VERDICTS", "ReferenceFormatError",
     "SitePages", "build_index", "build_scoreboard", "check_item_id", "load_all_references", "load_references",
     "paper_title", "read_claims", "read_scoreboard", "summarize_scoreboard", "verdict", "within", "write_claims",
     "write_scoreboard",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..sources import link_or_copy  # a hard link, or a copy where the file system has none
-from .ids import PAPER_SLUGS
+from .ids import is_slug
 
 # Underscored, to stand apart from the paper folders and, in the paper configuration's report/, from the other
 # presets' report roots beside them.
@@ -47,7 +47,7 @@ def _wildcard(wildcards: Any, name: str) -> str | None:
 def archive_category(wildcards: Any) -> str:
     """A paper's page and files go under the paper's slug; the index and scoreboard pages under ALL_PAPERS."""
     slug = _wildcard(wildcards, "slug") or _wildcard(wildcards, "page")
-    return slug if slug in PAPER_SLUGS else ALL_PAPERS
+    return slug if is_slug(slug) else ALL_PAPERS
 
 
 def archive_subcategory(wildcards: Any) -> str:
@@ -56,7 +56,7 @@ def archive_subcategory(wildcards: Any) -> str:
     if item is not None:
         return item
     page = _wildcard(wildcards, "page")
-    return PAPER_PAGE.format(slug=page) if page in PAPER_SLUGS else OVERVIEW
+    return PAPER_PAGE.format(slug=page) if is_slug(page) else OVERVIEW
 
 
 def archive_labels(wildcards: Any) -> dict[str, str]:

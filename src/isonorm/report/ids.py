@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-PAPER_SLUGS = ("lu2024", "daneshmand2021", "meterez2024", "joudaki2023")
+from ..outputs import PAPER_SLUG
+
 
 # Lower-case letters and digits in hyphen-separated words, e.g. ``joudaki2023-figb5``, ``lu2024-apptable3``.
 ITEM_ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -20,9 +21,15 @@ def paper_of(item: str) -> str:
     return item.split("-", 1)[0]
 
 
+def is_slug(name: object) -> bool:
+    """Whether ``name`` is written as a paper's slug: the first author's name and the year (``lu2024``)."""
+    return isinstance(name, str) and PAPER_SLUG.fullmatch(name) is not None
+
+
 def check_slug(slug: str) -> str:
-    if slug not in PAPER_SLUGS:
-        raise ValueError(f"unknown paper slug {slug!r}; use one of {', '.join(PAPER_SLUGS)}")
+    if not is_slug(slug):
+        raise ValueError(f"invalid paper slug {slug!r}: write the first author's name and the year in lower case, "
+                         "e.g. 'lu2024' (architecture §2)")
     return slug
 
 
@@ -36,3 +43,11 @@ def check_item_id(item: str, slug: str | None = None) -> str:
     if slug is not None and paper_of(item) != slug:
         raise ValueError(f"item id {item!r} does not belong to paper {slug!r}; start it with '{slug}-'")
     return item
+
+
+def named_items(notebook_text: str, slug: str) -> list[str]:
+    """The item ids of paper ``slug`` that a notebook names as string literals (``"lu2024-table2"``), in order of
+    first appearance: every item cell names its id literally (architecture §11), so this is the paper's list of
+    items as its page renders them."""
+    literal = re.compile(rf"""["']({re.escape(slug)}(?:-[a-z0-9]+)+)["']""")
+    return list(dict.fromkeys(literal.findall(notebook_text)))

@@ -67,6 +67,7 @@ figure.item { margin: 1.5em 0; padding: 0.5em; border-top: 1px solid #ddd; }
 figure.item img { max-width: 100%; height: auto; }
 figcaption .item-id { font-family: monospace; font-weight: bold; margin-right: 0.5em; }
 .deviations { color: #8a4b00; }
+.computed-by { color: #555; font-family: monospace; font-size: 0.85em; }
 .preset-badge { background: #ffcc00; color: #000; border-radius: 0.3em; padding: 0 0.4em; font-size: 0.85em; }
 .preset-banner { background: #fff3cd; border: 1px solid #ffcc00; padding: 0.5em 1em; }
 section.not-reproducible { border-left: 4px solid #999; padding-left: 1em; color: #444; }

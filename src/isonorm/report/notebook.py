@@ -28,7 +28,7 @@ import seaborn as sns  # noqa: E402
 from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
-from ..results import read_all_results  # noqa: E402
+from ..results import read_all_results, read_metadata  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
@@ -79,6 +79,23 @@ class ItemRenderer:
         self.scored = score(references, claims) if references is not None else None
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
+        # The library functions that computed the results loaded for the next item (PaperPage.load): the item
+        # says it was "computed by" them, so a reader finds its code from the page (grep the function in rules/).
+        self.sources: list[str] = []
+        self._rendered_since_load = False
+
+    def loaded(self, functions: Iterable[str]) -> None:
+        """Results of ``functions`` were loaded: the items rendered next name them, until a load after a render
+        starts a new set."""
+        if self._rendered_since_load:
+            self.sources, self._rendered_since_load = [], False
+        self.sources = list(dict.fromkeys([*self.sources, *(f for f in functions if f)]))
+
+    def _computed_by(self) -> str:
+        self._rendered_since_load = True
+        if not self.sources:
+            return ""
+        return f' <span class="computed-by">Computed by {escape(", ".join(self.sources))}.</span>'
 
     def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None,
                paper_points: str | None = None) -> None:
@@ -207,6 +224,7 @@ class ItemRenderer:
             + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
             + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
             + self._outcomes(item)
+            + self._computed_by()
             + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
         )
         # A figure says how many of the paper's values it draws (the browser check counts them).
@@ -235,9 +253,13 @@ class PaperPage:
 
     def load(self, pattern: str) -> pd.DataFrame | None:
         """All Parquet files under the paper's results folder matching ``pattern`` (e.g. ``"fig3/*.parquet"``),
-        or None when none exist (the item was not run in this configuration)."""
+        or None when none exist (the item was not run in this configuration). The items rendered next say which
+        library function computed them (from each file's provenance, architecture §5)."""
         files = sorted(self.results.glob(pattern))
-        return read_all_results(files) if files else None
+        if not files:
+            return None
+        self.render.loaded(read_metadata(f).get("config", {}).get("function", "") for f in files)
+        return read_all_results(files)
 
 
 def open_paper(slug: str, *, results_dir: str | Path, report_dir: str | Path, preset: str, config_json: str,

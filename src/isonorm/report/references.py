@@ -289,10 +289,10 @@ def load_references(path: str | Path) -> pd.DataFrame:
         )
     if not isinstance(doc["references"], list):
         raise ReferenceFormatError(f"{path}: `references` must be a list of entries")
-    unknown = sorted(set(doc) - {"paper", "title", "references", "readoffs"})
+    unknown = sorted(set(doc) - {"paper", "title", "cite", "references", "readoffs"})
     if unknown:
-        raise ReferenceFormatError(f"{path}: unknown top-level key(s) {unknown}; allowed: paper, title, references, "
-                                   "readoffs")
+        raise ReferenceFormatError(f"{path}: unknown top-level key(s) {unknown}; allowed: paper, title, cite, "
+                                   "references, readoffs")
     readoffs = _readoffs(doc.get("readoffs") or {}, paper, f"{path}: `readoffs`")
     rows = [_entry(raw, paper, f"{path}, reference #{i}") for i, raw in enumerate(doc["references"])]
     for i, row in enumerate(rows):
@@ -313,5 +313,7 @@ def load_all_references(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 
 def paper_title(path: str | Path) -> str:
-    """The ``title`` of a reference file, for the report's index page."""
-    return str(yaml.safe_load(Path(path).read_text())["title"])
+    """The paper as the report's index page names it: ``cite: title`` of its reference file (``Lu et al. (IJCAI
+    2024): The Orthogonality of …``), or the title alone where the file has no ``cite``."""
+    doc = yaml.safe_load(Path(path).read_text())
+    return f"{doc['cite']}: {doc['title']}" if doc.get("cite") else str(doc["title"])

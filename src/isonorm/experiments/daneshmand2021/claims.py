@@ -1,7 +1,8 @@
 """The checkable quantities of Daneshmand et al. (2021), measured from this run's results.
 
-``measure`` returns one row per (item, quantity); notebooks/reference/daneshmand2021.yaml holds what the
-paper printed for the same keys, and the scoreboard compares the two. Nothing here reads the reference.
+:func:`claims` gives every quantity per item (rules/daneshmand2021.smk names it; the paper_claims rule writes them
+as one row per (item, quantity)); notebooks/reference/daneshmand2021.yaml holds what the paper printed for the
+same keys, and the scoreboard compares the two. Nothing here reads the reference.
 
 Every item with several runs gives its quantities with their seed spread (``report.claims.Measured``): the
 95 % half-width over runs, or over batches where the figure averages batches of one network (Appendix Fig. 6).
@@ -17,9 +18,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured, measure_parts, measured_over_runs
+from ...report.claims import Measured, measured_over_runs
 from ...results import read_all_results
-from . import SLUG
 from . import summaries as s
 
 Quantities = dict[str, "float | Measured"]
@@ -144,8 +144,9 @@ def _appfig7(df: pd.DataFrame) -> dict[str, Quantities]:
     return out
 
 
-def _reduce(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> dict[str, Quantities]:
-    """All quantities computable from the ``results`` files present, per item suffix."""
+def claims(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> dict[str, Quantities]:
+    """All quantities computable from the ``results`` files present (result key -> Parquet paths), per item
+    suffix."""
     def frame(key: str) -> pd.DataFrame:
         return read_all_results(results[key])
 
@@ -170,7 +171,3 @@ def _reduce(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> 
         by_item.update(_appfig7(frame("appfig7")))
     return by_item
 
-
-def measure(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> pd.DataFrame:
-    """The claims frame (item, quantity, value, spread, note) of the ``results`` present (item key -> paths)."""
-    return measure_parts(SLUG, (_reduce,), results, config)

@@ -7,7 +7,9 @@
 - ``image_mlps``           Figs. 2, 3, 7, B.4, B.6, B.7: LayerNorm MLPs on images, at init and trained;
                            reductions in ``image_mlp_summaries``
 - ``gpt2_probe``           Fig. B.5: isometry gap across GPT-2's submodules; reductions in ``gpt2_summaries``
-- ``claims``               the checkable quantities the scoreboard compares with the paper
+
+The checkable quantities the scoreboard compares with the paper: the ``claims`` function of ``strengths``
+and of each ``*_summaries`` module, registered in rules/joudaki2023.smk.
 """
 
 SLUG = "joudaki2023"
@@ -17,9 +19,3 @@ SLUG = "joudaki2023"
 STRENGTH_ITEMS = ("table2", "tableb1", "figb1")  # strengths.isometry_strengths: β tables and β(α)
 # simulations.run_grid: the mean-field simulator; one grid (fig5_6) feeds both Figs. 5 and 6
 SIMULATION_ITEMS = ("fig4", "fig5_6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
-
-# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
-ITEMS = (
-    "fig1", "table1", "table2", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8a", "fig8b", "fig9",
-    "figa1", "tableb1", "figb1", "figb2", "figb3", "figb4", "figb5", "figb6", "figb7",
-)

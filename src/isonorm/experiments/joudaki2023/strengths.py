@@ -19,6 +19,8 @@ from ...metrics import (
     isometry_strength,
     isometry_strength_closed_form,
 )
+from ...results import read_all_results
+from . import STRENGTH_ITEMS
 
 Config = Mapping[str, Any]
 
@@ -69,3 +71,35 @@ def isometry_strengths(cfg: Config) -> pd.DataFrame:
     """β of every activation at every gain of the item (Table 2, Table B.1, Fig. B.1: :data:`STRENGTH_ITEMS`),
     by all three estimators; one row per (activation, gain)."""
     return _strength_rows(list(cfg["activations"]), gain_values(cfg["gains"]), cfg)
+
+
+# --- the claims of Tables 2, B.1 and Fig. B.1 ------------------------------------------------------------
+
+
+def gain_label(gain: float) -> str:
+    """``0.5`` -> ``a0.5``, ``1.0`` -> ``a1``: the gain part of a β quantity's name."""
+    return f"a{gain:g}"
+
+
+def claims(results: Mapping[str, Sequence[str]], config: Config) -> dict[str, dict[str, float]]:
+    """Tables 2, B.1 and Fig. B.1 as the scoreboard reads them: β by quadrature (the computed check of the printed
+    closed forms) per activation and gain."""
+    out: dict[str, dict[str, float]] = {}
+    for item in STRENGTH_ITEMS:
+        if not results.get(item):
+            continue
+        frame = read_all_results(results[item])
+        if item == "figb1":  # the printed rows of the Fig. B.1 table (D-FigB1)
+            frame = frame[frame.gain.round(6).isin([round(g, 6) for g in config["figb1"]["compared_gains"]])]
+        # Quadrature, falling back to the closed form where σ(αx) overflows at the nodes.
+        value = frame.quadrature.fillna(frame.closed_form)
+        out[item] = {
+            f"beta_{row.activation}_{gain_label(row.gain)}": v for row, v in zip(frame.itertuples(), value)
+        }
+        if item != "figb1":
+            exact = frame.dropna(subset=["closed_form", "quadrature"])
+            out[item]["closed_form_equals_quadrature"] = float(
+                ((exact.closed_form - exact.quadrature).abs() < 1e-9).all()
+            )
+    return out
+

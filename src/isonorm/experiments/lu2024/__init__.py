@@ -8,13 +8,9 @@
 - ``checkpoint_pii``        Table 5 (b), (c): PII of one layer of PLM / LLM checkpoints, read tensor by tensor
                             from the safetensors shards; ``checkpoint_summaries``
 - ``lora``                  Table 5 (d): LoRA fine-tuning with peft, merged, PII before and after; ``lora_summaries``
-- ``claims``                the checkable quantities the scoreboard compares with the paper
+
+The checkable quantities the scoreboard compares with the paper: the ``claims`` function of each
+``*_summaries`` module, registered in rules/lu2024.smk.
 """
 
 SLUG = "lu2024"
-
-# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
-ITEMS = (
-    "fig1", "table1", "table2", "fig2", "table3", "table4", "table5",
-    "apptable1", "apptable2", "apptable3", "apptable4",
-)

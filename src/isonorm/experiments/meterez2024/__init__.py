@@ -5,7 +5,9 @@
 - ``input_rank``          Table D1: ranks and cosines of input-batch Gram matrices
 - ``training_grid``       Figs. 4, 6, F1, F2, G1–G4: the 1000-epoch grid, all activations of a (data-set stack, depth)
                           in one job on the fast stacked step (``isonorm.train.fast_step``); ``training_summaries``
-- ``claims``              the checkable quantities the scoreboard compares with the paper
+
+The checkable quantities the scoreboard compares with the paper: the ``claims`` function of each
+``*_summaries`` module, registered in rules/meterez2024.smk.
 """
 
 SLUG = "meterez2024"
@@ -13,9 +15,3 @@ SLUG = "meterez2024"
 # Items that share one function, which takes the item as its ``item`` argument (docs/architecture.md). Light
 # on purpose (no torch import): the workflow's rules import these lists.
 SWEEP_ITEMS = ("fig2", "fig3", "fig5", "figg6", "fige1", "fige2")  # at_init.gradient_sweep; fig5 also gives G5
-
-# Every item of the paper (architecture §2 ids without the slug), in the paper's order.
-ITEMS = (
-    "fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "tabled1", "fige1", "fige2", "figf1", "figf2",
-    "figg1", "figg2", "figg3", "figg4", "figg5", "figg6",
-)
