@@ -14,11 +14,13 @@ DOCS = REPO / "docs"
 README_MAX_LINES = 150
 TEXT_SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".rst", ".txt", ".toml", ".sh", ".cfg", ".json", ""}
 
-# Labels of docs/decisions/<slug>.md (A = lu2024, B = daneshmand2021, C = meterez2024, D = joudaki2023, X =
-# cross-cutting) and of docs/decisions/metrics.md; a heading starts with its label ("## D-Fig4 — …",
-# "### D7. …"), or an anchor <a id="C-FigG2"></a> declares one.
-SECTION = r"[A-D]-(?:App)?(?:Fig|Table)[A-Za-z0-9]+|[A-D]-AppH|[A-D]\.(?:0|Z)|A\.1\.[1-4]"
-DECISION = r"[A-DX]\d{1,2}"
+# Labels of docs/decisions/<slug>.md (each paper's letter, which its file declares as "letter **A**": A = lu2024,
+# B = daneshmand2021, C = meterez2024, D = joudaki2023; X = cross-cutting) and of docs/decisions/metrics.md; a
+# heading starts with its label ("## D-Fig4 — …", "### D7. …"), or an anchor <a id="C-FigG2"></a> declares one.
+LETTERS = "".join(sorted(set(re.findall(r"letter \*\*([A-Z])\*\*", "".join(
+    p.read_text(encoding="utf-8") for p in (DOCS / "decisions").glob("*.md"))))))
+SECTION = rf"[{LETTERS}]-(?:App)?(?:Fig|Table)[A-Za-z0-9]+|[{LETTERS}]-AppH|[{LETTERS}]\.(?:0|Z)|A\.1\.[1-4]"
+DECISION = rf"[{LETTERS}X]\d{{1,2}}"
 HEADING = re.compile(rf"^#+\s+({SECTION}|{DECISION}|M\d[a-z]?)(?:\s+[—-]|\.|\s*$)", re.M)
 ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
 ARCHITECTURE_HEADING = re.compile(r"^## (\d+)\. ", re.M)
@@ -26,7 +28,7 @@ ARCHITECTURE_HEADING = re.compile(r"^## (\d+)\. ", re.M)
 # What a citation looks like in code, config, notebooks and docs.
 CITED_SECTION = re.compile(rf"(?<![\w.-])({SECTION})(?![\w-])")
 CITED_DECISION = re.compile(
-    rf"(?:\bdecisions?\s+|\[|\((?=[A-DX]\d{{1,2}}[,;)\]]))((?:{DECISION})(?:(?:\s*[,;/]\s*|\s*[–-]\s*|\s+and\s+)(?:{DECISION}))*)"
+    rf"(?:\bdecisions?\s+|\[|\((?=[{LETTERS}X]\d{{1,2}}[,;)\]]))((?:{DECISION})(?:(?:\s*[,;/]\s*|\s*[–-]\s*|\s+and\s+)(?:{DECISION}))*)"
 )
 CITED_METRIC = re.compile(r"\bmetrics(?:\.md)?\s+(M\d[a-z]?)")
 CITED_ARCHITECTURE = re.compile(r"\barchitecture(?:\.md)? §(\d+)")
