@@ -1,15 +1,17 @@
 # Daneshmand, Joudaki, Bach (NeurIPS 2021), "Batch Normalization Orthogonalizes Representations in Deep Random
 # Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
 # docs/decisions/daneshmand2021.md.
-#   Fig. 1                         random chains, |cos| of two samples         daneshmand2021_fig1
-#   Figs. 2a, 2b                   orthogonality gap vs depth / width          daneshmand2021_fig2a, _fig2b (one job per width)
-#   Fig. 3                         Assumption A1 over (n, d)                   daneshmand2021_fig3 (one job per simulated n, decision B15)
-#   App.-G figure                  Gram fluctuations per activation            daneshmand2021_appfigg (one job per activation)
-#   Figs. 4a, 5                    gap and loss vs depth, CIFAR-10 (GPU)       daneshmand2021_depth_training (one job per init × depth)
-#   Fig. 4b                        gap and loss during training (GPU)          daneshmand2021_fig4b
-#   App. Figs. 6a, 6b              gap through random BN / vanilla networks    daneshmand2021_appfig6 (one job per architecture)
-#   App. Figs. 7a, 7b              deep ConvNets, Xavier vs SVD init (GPU)     daneshmand2021_appfig7
-#   Table 1, App. Table 2, App. H  static, drawn by the notebook
+# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
+#   daneshmand2021-fig1: daneshmand2021_fig1 — random chains, |cos| of two samples
+#   daneshmand2021-fig2a: daneshmand2021_fig2a — orthogonality gap vs depth (one job per width)
+#   daneshmand2021-fig2b: daneshmand2021_fig2b — layer-averaged gap vs width (one job per width)
+#   daneshmand2021-fig3: daneshmand2021_fig3 — Assumption A1 over (n, d) (one job per simulated n, decision B15)
+#   daneshmand2021-appfigg: daneshmand2021_appfigg — Gram fluctuations per activation (one job per activation)
+#   daneshmand2021-fig4a, daneshmand2021-fig5: daneshmand2021_depth_training — gap and loss vs depth, CIFAR-10 (GPU)
+#   daneshmand2021-fig4b: daneshmand2021_fig4b — gap and loss during training (GPU)
+#   daneshmand2021-appfig6a, daneshmand2021-appfig6b: daneshmand2021_appfig6 — gap through random BN / vanilla nets
+#   daneshmand2021-appfig7a, daneshmand2021-appfig7b: daneshmand2021_appfig7 — deep ConvNets, Xavier vs SVD (GPU)
+#   daneshmand2021-table1, daneshmand2021-apptable2, daneshmand2021-apph: notebook — static tables, Appendix H
 
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
 

@@ -1,15 +1,18 @@
 # Joudaki, Daneshmand, Bach (NeurIPS 2023), "On the impact of activation and normalization in obtaining isometric
 # embeddings at initialization": every figure and table. Library: src/isonorm/experiments/joudaki2023/;
 # decisions: docs/decisions/joudaki2023.md.
-#   Tables 2, B.1, Fig. B.1             β in closed form, by quadrature and Monte Carlo   joudaki2023_strengths (one job per item)
-#   Figs. 4, 5, 6, 8a, 8b, 9, A.1,      the mean-field simulator (CPU)                    joudaki2023_simulation (one job per grid;
-#   B.2, B.3                                                                               fig5_6 feeds Figs. 5 and 6)
-#   Figs. 5, 6, 8a, 9 (readings)        the same grids read another way, or more runs     joudaki2023_simulation_reading (D19)
-#   Fig. 3, Fig. B.4                    fresh LayerNorm MLPs on images                    joudaki2023_fig3, joudaki2023_figb4
-#   Figs. 2, B.6 / 7, B.7               the same MLPs trained (GPU)                       joudaki2023_train_runs (fig2_runs / fig7_runs,
-#                                                                                          one job per activation)
-#   Fig. B.5                            GPT-2's submodules on 10 Wikipedia texts          joudaki2023_figb5
-#   Fig. 1, Table 1                     drawn by the notebook itself (no data)
+# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
+#   joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1: joudaki2023_strengths — β in closed form, by
+#       quadrature and Monte Carlo (one job per item)
+#   joudaki2023-fig4, joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig8b, joudaki2023-fig9,
+#   joudaki2023-figa1, joudaki2023-figb2, joudaki2023-figb3: joudaki2023_simulation, joudaki2023_simulation_reading
+#       — the mean-field simulator (one job per grid, fig5_6 feeds Figs. 5 and 6; readings, decision D19)
+#   joudaki2023-fig3: joudaki2023_fig3 — fresh LayerNorm MLPs on CIFAR-10
+#   joudaki2023-figb4: joudaki2023_figb4 — four width profiles at init (one job per data set)
+#   joudaki2023-fig2, joudaki2023-figb6, joudaki2023-fig7, joudaki2023-figb7: joudaki2023_train_runs — the MLPs
+#       trained (GPU; fig2_runs / fig7_runs, one job per activation)
+#   joudaki2023-figb5: joudaki2023_figb5 — GPT-2's submodules on 10 Wikipedia texts
+#   joudaki2023-fig1, joudaki2023-table1: notebook — the drawing and the building blocks (no data)
 
 from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
 

@@ -2,13 +2,16 @@
 # Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
 # docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
 # gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
-#   Fig. 1                                 a fresh FNN, data-free  lu2024_fig1
-#   Fig. 2, Tables 1, 3, App. Table 4      MNIST FNNs            lu2024_table1, lu2024_table3, lu2024_apptable4
-#   Table 2, App. Table 2                  SimpleCNN             lu2024_simple_cnn
-#   Table 4, App. Table 3                  ResNet-18             lu2024_resnet18
-#   Table 5 (a) / (b, c) / (d)             Transformer / checkpoints / LoRA
-#                                          lu2024_table5_transformer / lu2024_table5_checkpoints / lu2024_table5_lora
-#   App. Table 1                           notation, static in the notebook
+# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
+#   lu2024-fig1: lu2024_fig1 — a fresh FNN's weight, data-free
+#   lu2024-table1: lu2024_table1 — MNIST FNN with a constant layer, four optimizers
+#   lu2024-fig2, lu2024-table3: lu2024_table3 — MNIST FNNs Original vs Norm_Res (Fig. 2 from the saved weights)
+#   lu2024-apptable4: lu2024_apptable4 — normalization only / residual only / both
+#   lu2024-table2, lu2024-apptable2: lu2024_simple_cnn — SimpleCNN on CIFAR-10 / CIFAR-100
+#   lu2024-table4, lu2024-apptable3: lu2024_resnet18 — ResNet-18 on CIFAR-10 / CIFAR-100
+#   lu2024-table5, lu2024-table5-transformer: lu2024_table5_transformer, lu2024_table5_checkpoints,
+#       lu2024_table5_lora — (a) the WikiText-2 Transformer, (b, c) pre-trained checkpoints, (d) LoRA
+#   lu2024-apptable1: notebook — the notation (static)
 
 L24 = config["lu2024"]
 

@@ -1,12 +1,14 @@
 # Meterez et al. (ICLR 2024), "Towards Training Without Depth Limits: Batch Normalization Without Gradient
 # Explosion": every table and figure. Library: src/isonorm/experiments/meterez2024/ (the model is
 # isonorm.models.bn_mlp, R runs natively stacked); decisions: docs/decisions/meterez2024.md.
-#   Fig. 1                                   synthetic input, data-free          meterez2024_fig1
-#   Figs. 2, 3, 5 (= G5), G6, E1, E2         fresh networks, one CIFAR-10 batch  meterez2024_at_init (one job per figure)
-#   Table D1                                 input Gram ranks                    meterez2024_tabled1 (one job per data set)
-#   Figs. 4, 6, F1, F2, G1–G4                the 1000-epoch training grid        meterez2024_training (GPU; one job per
-#                                                                                 data-set stack × depth, e.g. cifar10+cifar100,
-#                                                                                 3 activations × 2 data sets stacked)
+# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
+#   meterez2024-fig1: meterez2024_fig1 — synthetic input, data-free
+#   meterez2024-fig2, meterez2024-fig3, meterez2024-fig5, meterez2024-figg5, meterez2024-figg6, meterez2024-fige1,
+#   meterez2024-fige2: meterez2024_at_init — fresh networks, one CIFAR-10 batch (one job per figure; fig5 gives G5)
+#   meterez2024-tabled1: meterez2024_tabled1 — input Gram ranks (one job per data set)
+#   meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2, meterez2024-figg1, meterez2024-figg2,
+#   meterez2024-figg3, meterez2024-figg4: meterez2024_training — the 1000-epoch training grid (GPU; one job per
+#       data-set stack × depth, e.g. cifar10+cifar100: 3 activations × 2 data sets stacked)
 # The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
 from isonorm.experiments.meterez2024 import SWEEP_ITEMS

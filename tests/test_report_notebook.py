@@ -373,3 +373,22 @@ def test_a_caption_names_a_mismatch_without_a_spread(tmp_path, paper_files, show
     renderer.figure(tiny_figure(), "lu2024-fig2", "c")
     html = renderer.rendered["lu2024-fig2"]
     assert "Mismatch: offset reproduced 0.9 vs 0 ± 0.1." in html and "Failed:" not in html
+
+
+def test_an_item_names_the_functions_whose_results_its_cell_loaded(tmp_path, shown, monkeypatch):
+    """PaperPage.load reads each file's provenance; the items the same cell renders say "Computed by …", an item
+    of a later cell (a static table) says nothing."""
+    from isonorm.results import write_results
+
+    running = {"cell": 1}  # load and figure in cell 1, the table in cell 2
+    monkeypatch.setattr(notebook, "_cell", lambda: running["cell"])
+    write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "results" / "fig2" / "a.parquet",
+                  config={"function": "isonorm.experiments.lu2024.trained_nets:fnn"})
+    renderer = ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper")
+    page = notebook.PaperPage("lu2024", {}, tmp_path / "results", renderer)
+    assert page.load("fig2/*.parquet") is not None
+    renderer.figure(tiny_figure(), "lu2024-fig2", "c")
+    running["cell"] = 2
+    renderer.table(pd.DataFrame({"a": [1]}), "lu2024-apptable1", "notation")
+    assert "Computed by isonorm.experiments.lu2024.trained_nets:fnn." in shown[0]
+    assert "Computed by" not in shown[1]

@@ -79,21 +79,24 @@ class ItemRenderer:
         self.scored = score(references, claims) if references is not None else None
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
-        # The library functions that computed the results loaded for the next item (PaperPage.load): the item
-        # says it was "computed by" them, so a reader finds its code from the page (grep the function in rules/).
+        # The library functions that computed the results loaded in this notebook cell (PaperPage.load): the items
+        # the cell renders say they were "computed by" them, so a reader finds the code from the page (grep the
+        # function in rules/). An item of another cell (a static table) names none.
         self.sources: list[str] = []
+        self._sources_cell: object = None
         self._rendered_since_load = False
 
     def loaded(self, functions: Iterable[str]) -> None:
-        """Results of ``functions`` were loaded: the items rendered next name them, until a load after a render
-        starts a new set."""
-        if self._rendered_since_load:
+        """Results of ``functions`` were loaded: the items this cell renders next name them, until a load after a
+        render starts a new set."""
+        if self._rendered_since_load or self._sources_cell != _cell():
             self.sources, self._rendered_since_load = [], False
+        self._sources_cell = _cell()
         self.sources = list(dict.fromkeys([*self.sources, *(f for f in functions if f)]))
 
     def _computed_by(self) -> str:
         self._rendered_since_load = True
-        if not self.sources:
+        if not self.sources or self._sources_cell != _cell():
             return ""
         return f' <span class="computed-by">Computed by {escape(", ".join(self.sources))}.</span>'
 
@@ -236,6 +239,16 @@ class ItemRenderer:
         prefix = style_block() if not self.rendered else ""
         self.rendered[item] = html
         display(HTML(prefix + html))
+
+
+def _cell() -> object:
+    """The notebook cell running now (IPython's execution count), or None outside a notebook."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with papermill
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
 
 
 def latex_escape(text: str) -> str:
