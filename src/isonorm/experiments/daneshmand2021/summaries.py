@@ -11,12 +11,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-# Item ids of the paper (architecture §2), in the paper's order.
-ITEMS = (
-    "fig1", "fig2a", "fig2b", "fig3", "table1", "fig4a", "fig4b", "fig5",
-    "appfig6a", "appfig6b", "appfig7a", "appfig7b", "appfigg", "apptable2", "apph",
-)
-
 
 def slope(x: np.ndarray, y: np.ndarray) -> float:
     """Least-squares slope of y against x."""
@@ -84,9 +78,33 @@ def a1_batches(cfg: Mapping[str, Any]) -> list[int]:
     return sorted(sizes)
 
 
+# The paper's blue curve of Fig. 3, d = (n - 28)^1.8 [paper caption], and its legend.
+A1_CURVE_OFFSET, A1_CURVE_EXPONENT = 28, 1.8
+A1_CURVE_LABEL = f"d = (n − {A1_CURVE_OFFSET})^{A1_CURVE_EXPONENT}"
+
+
 def a1_curve(n: np.ndarray) -> np.ndarray:
     """The paper's blue curve d = (n - 28)^1.8 (Fig. 3 caption)."""
-    return np.clip(n - 28.0, 0, None) ** 1.8
+    return np.clip(n - float(A1_CURVE_OFFSET), 0, None) ** A1_CURVE_EXPONENT
+
+
+def a1_image(grid: pd.DataFrame, batch_offset: int = 0, batches: Sequence[int] | None = None) -> pd.DataFrame:
+    """Fig. 3 as drawn: the pixels of :func:`a1_grid` as a table, widths descending down the rows and the batch
+    labels ``batches`` across the columns; NaN where nothing was simulated (n - ``batch_offset`` < 1)."""
+    return (a1_grid(grid, batch_offset, batches).pivot(index="width", columns="batch", values="holds")
+            .reindex(columns=batches).sort_index(ascending=False))
+
+
+def a1_curve_pixels(image: pd.DataFrame, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's curve in the pixel coordinates of an :func:`a1_image` (columns linear in n, rows log2-spaced
+    widths), (columns, rows) where it lies on the grid."""
+    widths = image.index.to_numpy()[::-1]
+    n = np.linspace(image.columns.min(), image.columns.max(), points)
+    d = a1_curve(n)
+    inside = (d >= widths.min()) & (d <= widths.max())
+    col = np.interp(n[inside], image.columns, range(image.shape[1]))
+    row = image.shape[0] - 1 - np.interp(np.log2(d[inside]), np.log2(widths), range(len(widths)))
+    return col, row
 
 
 def a1_boundary_log2_over_curve(pixels: pd.DataFrame) -> float:
