@@ -27,6 +27,14 @@ def pii_table(frame: pd.DataFrame, orientation: str = "columns") -> pd.DataFrame
     return table.rename(index=ROW_LABELS).rename_axis(index="Model", columns=None)
 
 
+def table5_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The LoRA rows of the assembled Table 5: ``pii_table``'s two rows and their change per matrix, with the
+    row label as column "Model"."""
+    rows = pii_table(frame)
+    rows.loc["change (LoRA − Qwen)"] = rows.iloc[1] - rows.iloc[0]
+    return rows.reset_index()
+
+
 def pii_changes(frame: pd.DataFrame) -> pd.DataFrame:
     """Per matrix: PII_col before/after and their difference, PII_row difference, and how much W moved."""
     pii = frame[frame.metric == "pii"].groupby(["matrix", "orientation", "stage"]).value.mean().unstack("stage")

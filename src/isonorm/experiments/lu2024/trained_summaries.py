@@ -27,6 +27,8 @@ ORIENTATION = "columns"  # decision A1: the tables report PII over column vector
 # Which result key feeds which item (rules/common.smk's lu2024 results function uses these keys).
 OPTIMIZER_ITEMS = ("table1", "table2", "apptable2")  # rows = optimizers, columns = Layer_1..3
 VARIANT_ITEMS = ("table3", "table4", "apptable3")  # rows = activation/optimizer, columns = variants
+# The accuracy a variant table's printed one is compared with (decision A7: Table 4's are train accuracies).
+COMPARED_ACCURACY = {"table3": "test_accuracy", "table4": "train_accuracy", "apptable3": "test_accuracy"}
 
 
 def last_epoch(frame: pd.DataFrame) -> int:
@@ -88,6 +90,15 @@ def variant_table(frame: pd.DataFrame, layer: str, combos: Sequence[tuple[str, s
                 row[f"{metric} % {variant}"] = accuracy_value(part, metric, variant=variant)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def resnet_variant_table(frame: pd.DataFrame, cfg: Mapping[str, Any], item: str) -> pd.DataFrame:
+    """Table 4, App. Table 3: ``variant_table`` of the ResNet family's headline layer and activation, with train
+    and test accuracy (decision A7)."""
+    resnet = cfg["resnet18"]
+    combos = [(resnet["activation"], optimizer) for optimizer in cfg[item]["runs"]]
+    return variant_table(frame, resnet["headline_layer"], combos, resnet["variants"],
+                         accuracies=("train_accuracy", "test_accuracy"))
 
 
 def layer_profile(frame: pd.DataFrame, layers: Sequence[str], variants: Sequence[str]) -> pd.DataFrame:
@@ -233,13 +244,12 @@ def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
         frame = _read(results, item)
         if frame is not None:
             out[item] = _optimizer_claims(frame, item, cfg[item]["compared_layers"])
-    accuracy_metric = {"table3": "test_accuracy", "table4": "train_accuracy", "apptable3": "test_accuracy"}
     for item in VARIANT_ITEMS:
         frame = _read(results, item)
         if frame is not None:
             # Table 3 names its headline layer; the ResNet tables share their family's (config resnet18:)
             layer = cfg[item].get("headline_layer") or cfg["resnet18"]["headline_layer"]
-            out[item] = _variant_claims(frame, layer, accuracy_metric[item])
+            out[item] = _variant_claims(frame, layer, COMPARED_ACCURACY[item])
     frame = _read(results, "apptable4")
     if frame is not None:
         out["apptable4"] = _profile_claims(frame, cfg["apptable4"]["compared_layers"])
