@@ -230,6 +230,24 @@ def test_iterative_init_rejects_unsuitable_networks_and_batches() -> None:
                                                  nn.Linear(16, 16, bias=False), nn.Linear(16, 5, bias=False)), x)
 
 
+def test_iterative_init_sets_only_the_layers_the_caller_selects() -> None:
+    # select: the first two of four hidden layers (what the engine's sampled picks under a step cap); the batch
+    # propagates through the others, which keep their Xavier weights
+    mlp, whole = plain_mlp(12, 16, linears=6, classes=5).double(), plain_mlp(12, 16, linears=6, classes=5).double()
+    before = [linear.weight.clone() for linear in mlp if isinstance(linear, nn.Linear)]
+    x = torch.randn(48, 12, generator=seeded(1), dtype=torch.float64)
+    iterative_orthogonal_init_(mlp, x, select=lambda hidden: iter(hidden[:2]))
+    iterative_orthogonal_init_(whole, x)
+    after = [linear for linear in mlp if isinstance(linear, nn.Linear)]
+    set_whole = [linear for linear in whole if isinstance(linear, nn.Linear)]
+    for index in (1, 2):  # the selected layers: as when every layer is set
+        torch.testing.assert_close(after[index].weight, set_whole[index].weight, atol=1e-12, rtol=0)
+    for index in (0, 3, 4, 5):
+        assert torch.equal(after[index].weight, before[index])
+    with pytest.raises(ValueError, match="in network order"):
+        iterative_orthogonal_init_(mlp, x, select=lambda hidden: [hidden[1], hidden[0]])
+
+
 # ---------------------------------------------------------------- B-AppFig7 SVD init (ConvNet)
 
 
@@ -274,6 +292,17 @@ def test_conv_svd_init_gives_the_formula_output_on_the_init_batch() -> None:
     u, s, _ = torch.linalg.svd(patches, full_matrices=False)
     expected = u[:, :6] @ (s[:6].sqrt()[:, None] * u[:6, :6].T)
     torch.testing.assert_close(z, expected / torch.linalg.matrix_norm(expected), atol=1e-10, rtol=0)
+
+
+def test_conv_svd_init_sets_only_the_convs_the_caller_selects() -> None:
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(),
+                        nn.Conv2d(4, 4, 3, padding=1))
+    before = [module.weight.clone() for module in net if isinstance(module, nn.Conv2d)]
+    x = torch.rand(4, 3, 5, 5, generator=seeded(5))
+    conv_svd_init_(net, x, select=lambda square: square[:1])  # the first of the two square convs
+    assert [torch.equal(net[i].weight, weight) for i, weight in zip((0, 2, 4), before)] == [True, False, True]
+    with pytest.raises(ValueError, match="square convs, in network order"):
+        conv_svd_init_(net, x, select=lambda convs: [nn.Conv2d(3, 3, 3)])
 
 
 def test_conv_svd_init_rejects_unsuitable_networks_and_batches() -> None:

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from isonorm.report.cost import (
-    MissingCostRecordError, cost_page, cost_table, hours_by_rule, memory_warnings, read_cost_table, write_cost_table,
+    Coverage, MissingCostRecordError, cost_page, cost_table, coverage, hours_by_rule, memory_warnings, read_cost_table,
+    write_cost_table,
 )
 from isonorm.results import write_results
 
@@ -76,3 +77,17 @@ def test_the_page_totals_the_hours_and_draws_one_bar_per_rule(shapes_results):
     assert "<strong>9.5 hours</strong>" in page and 'id="cost-figure"><svg' in page
     assert ">7 h<" in page and ">2 h<" in page  # bar labels per rule
     assert "lu2024_table3 (w=1): peak memory 20.0 GB" in page
+
+
+def test_jobs_without_a_row_are_reported_as_unmeasured_and_left_out_of_the_total(shapes_results):
+    root, files = shapes_results
+    table = cost_table(list(files.values()), root)
+    jobs = {"lu2024/table1/sgd.parquet", "lu2024/table3/x.parquet", "lu2024/table9/new.parquet"}
+    found = coverage(table, jobs)
+    assert found.unmeasured == ["lu2024/table9/new.parquet"]  # a job added since the table was measured
+    assert found.unknown == ["meterez2024/training/s.parquet"]  # a row of a job the run no longer has
+    assert coverage(table, table.result) == Coverage(unmeasured=[], unknown=[])
+    page = cost_page(table, "shapes", unmeasured=found.unmeasured)
+    assert "not the 1 unmeasured ones" in page and "<li>lu2024/table9/new.parquet</li>" in page
+    assert "<strong>9.5 hours</strong>" in page  # the measured jobs only
+    assert "Unmeasured" not in cost_page(table, "shapes")

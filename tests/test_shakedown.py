@@ -1,4 +1,5 @@
-"""The shapes preset's step cap and cost record (isonorm.shakedown, docs/cost.md), on the engine itself."""
+"""The shapes preset's step cap and cost record (isonorm.shakedown, docs/cost.md), on the engine itself: the cap
+reaches the engine and the sampled loops through the engine's pace (isonorm.train.pace)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import torch
 from isonorm import shakedown
 from isonorm.models.mlp import mlp
 from isonorm.runtime import generator
-from isonorm.train import OptimizerConfig, TrainConfig, train_stacked
+from isonorm.train import OptimizerConfig, TrainConfig, capped, sampled, scale_depth, train_stacked, training_probe
 
 
 def data(n: int = 100, dim: int = 5, classes: int = 3):
@@ -35,7 +36,7 @@ def measure(stack, epoch):
 
 def test_cap_stops_after_warmup_and_timed_steps_of_the_first_epoch(tmp_path):
     x, y = data()
-    with shakedown.recording(shakedown.StepCap(warmup=1, steps=2)) as record:
+    with capped(shakedown.StepCap(warmup=1, steps=2)) as record:
         result = train_stacked(models(), x, y, config(tmp_path), measure=measure)
     assert sorted(result.history.epoch.unique()) == [0, 1]  # the init pass and the capped epoch, nothing more
     (training,) = record.trainings
@@ -73,25 +74,25 @@ def test_outside_a_shakedown_the_engine_trains_in_full(tmp_path):
     x, y = data()
     result = train_stacked(models(), x, y, config(tmp_path), measure=measure)
     assert sorted(result.history.epoch.unique()) == [0, 1, 2, 3, 4]
-    assert shakedown.training_probe(10, 4, 2, torch.device("cpu")).stops_training is False
+    assert training_probe(10, 4, 2, torch.device("cpu")).stops_training is False
 
 
 def test_a_bad_cap_and_a_nested_record_are_refused():
     with pytest.raises(ValueError, match="steps and items ≥ 1"):
         shakedown.StepCap(warmup=1, steps=0)
-    with shakedown.recording(shakedown.StepCap()):
-        with pytest.raises(RuntimeError, match="already active"):
-            with shakedown.recording(shakedown.StepCap()):
+    with capped(shakedown.StepCap()):
+        with pytest.raises(RuntimeError, match="already running"):
+            with capped(shakedown.StepCap()):
                 pass
 
 
 def test_a_sampled_loop_runs_its_first_items_and_counts_the_rest_at_their_rate(monkeypatch):
     clock = [0.0]
     monkeypatch.setattr(shakedown.time, "perf_counter", lambda: clock[0])
-    assert list(shakedown.sampled(range(5))) == [0, 1, 2, 3, 4]  # no shakedown: every item
-    with shakedown.recording(shakedown.StepCap(items=2)) as record:
-        for outer in shakedown.sampled(range(6)):  # 2 of 6 run
-            for inner in shakedown.sampled(range(4)):  # 2 of 4 run, 1 s each
+    assert list(sampled(range(5))) == [0, 1, 2, 3, 4]  # no shakedown: every item
+    with capped(shakedown.StepCap(items=2)) as record:
+        for outer in sampled(range(6)):  # 2 of 6 run
+            for inner in sampled(range(4)):  # 2 of 4 run, 1 s each
                 clock[0] += 1.0
     # each outer item: 2 s run + 2 s left-out inner items; the 4 left-out outer items at that rate
     assert record.unsampled_seconds == pytest.approx(2 * 2.0 + 4 * 4.0)
@@ -101,9 +102,9 @@ def test_left_out_batches_of_a_pass_count_in_the_pass(tmp_path):
     x, y = data()
 
     def batched_measure(stack, epoch):
-        return {"seen": torch.tensor([float(len(list(shakedown.sampled(range(10)))))] * stack.n_runs)}
+        return {"seen": torch.tensor([float(len(list(sampled(range(10)))))] * stack.n_runs)}
 
-    with shakedown.recording(shakedown.StepCap(items=2)) as record:
+    with capped(shakedown.StepCap(items=2)) as record:
         result = train_stacked(models(), x, y, config(tmp_path), measure=batched_measure)
     assert set(result.history.seen) == {2.0}  # a pass runs 2 of its 10 batches
     assert record.unsampled_seconds == 0  # their time went to the passes, which every epoch repeats
@@ -116,8 +117,8 @@ def test_a_model_cut_in_depth_is_extrapolated_to_its_real_depth():
     assert truncated_depth(record) == (2, 32)
     assert truncated_depth({**record, "sizes": {"num_hidden_layers": 32}}) is None  # the whole model
     assert truncated_depth({**record, "source": "tiny"}) is None  # a stand-in of other sizes: nothing to scale
-    with shakedown.recording(shakedown.StepCap()) as job:
-        shakedown.scale_depth(2, 32, layer_bytes=2**30)
+    with capped(shakedown.StepCap()) as job:
+        scale_depth(2, 32, layer_bytes=2**30)
     whole = shakedown.JobCost(shakedown.StepCap()).summary(wall_seconds=36.0, device="cpu")
     cut = job.summary(wall_seconds=36.0, device="cpu")
     assert cut["projected_hours"] == pytest.approx(16 * whole["projected_hours"])
@@ -130,11 +131,11 @@ def test_left_out_micro_batches_of_a_step_count_in_the_step(monkeypatch):
     monkeypatch.setattr(shakedown.time, "perf_counter", lambda: clock[0])
 
     def step():  # an optimizer step over 8 micro-batches of 1 s each (the LoRA job's gradient accumulation)
-        for _ in shakedown.sampled(range(8)):
+        for _ in sampled(range(8)):
             clock[0] += 1.0
 
-    with shakedown.recording(shakedown.StepCap(warmup=1, steps=2, items=2)) as record:
-        probe = shakedown.training_probe(steps_per_epoch=10, epochs=1, checkpoint_every=1, device=torch.device("cpu"))
+    with capped(shakedown.StepCap(warmup=1, steps=2, items=2)) as record:
+        probe = training_probe(steps_per_epoch=10, epochs=1, checkpoint_every=1, device=torch.device("cpu"))
         for n in range(1, 11):
             probe.step(step)
             if probe.capped(n):

@@ -1,9 +1,12 @@
 """The shapes preset (docs/cost.md): it runs exactly the paper run's jobs that need a data set, a checkpoint or a
 GPU; a few of them, at paper sizes, write cost records that the cost table turns into one row per job; and the
-measured cost tables in benchmarks/results/ have a row for every such job of today's paper configuration."""
+measured cost tables in benchmarks/results/ name no job that today's paper configuration lacks. A job added since a
+table was measured is reported as unmeasured (a warning), not a failure: it needs nothing to be measured by the
+next shapes run."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +14,7 @@ import pytest
 
 from conftest import REPO, copy_workflow, snakemake
 from isonorm.outputs import output_roots
-from isonorm.report.cost import cost_table, read_cost_table, write_cost_table
+from isonorm.report.cost import cost_table, coverage, read_cost_table, write_cost_table
 
 pytestmark = pytest.mark.integration
 SHAPES = output_roots("shapes")
@@ -44,10 +47,15 @@ def test_the_shapes_preset_runs_exactly_the_paper_jobs_that_need_data(workflow_d
 
 
 @pytest.mark.parametrize("table", MEASURED_COST_TABLES, ids=lambda path: path.name)
-def test_a_measured_cost_table_has_a_row_for_every_paper_job_that_needs_data(table, paper_data_jobs):
+def test_a_measured_cost_table_names_only_paper_jobs_and_reports_the_unmeasured_ones(table, paper_data_jobs):
     rows = read_cost_table(table)
     # a job's second output (Table 3's weights) is in no row: its job's row covers it
-    assert set(rows.result) == {job for job in paper_data_jobs if "/table3_weights/" not in job}
+    found = coverage(rows, {job for job in paper_data_jobs if "/table3_weights/" not in job})
+    # a row of a job removed or renamed since would count its hours in the README's totals: delete the row
+    assert not found.unknown, f"{table.name} has rows of jobs the paper run no longer has: {found.unknown}"
+    if found.unmeasured:  # added since the table was measured: the next shapes run measures them
+        warnings.warn(f"{table.name}: {len(found.unmeasured)} paper job(s) unmeasured (no row; sized from the "
+                      f"defaults, not in the totals): {', '.join(found.unmeasured)}", stacklevel=1)
     assert rows.projected_hours.gt(0).all() and rows.peak_memory_gb.gt(0).all()
 
 

@@ -2,16 +2,16 @@
 
 The shapes preset (presets/shapes.yaml, docs/cost.md) runs every job of the paper DAG that needs a data set, a
 checkpoint or a GPU at the paper's sizes, but stops each training after a warm-up and a few timed optimizer
-steps, one measurement pass and one checkpoint write and resume. :func:`recording` makes a :class:`JobCost`
-the active record of the job (one job is one process); the engine (:func:`isonorm.train.train_epochs`) asks
-:func:`training_probe` for its probe, which is a no-op outside a shakedown, so the paper run and the
-shakedown go through the same loop. :meth:`JobCost.summary` turns the timings into the full job's projected
-wall time on this device; scripts/run_experiment.py stores it with the job's results.
+steps, one measurement pass and one checkpoint write and resume. This module only measures: a :class:`JobCost`
+is one job's record, :meth:`JobCost.training` gives the engine a :class:`CappedTraining` probe for each training,
+:meth:`JobCost.sampled` runs the first items of a loop over like items and counts the rest, and
+:meth:`JobCost.summary` turns the timings into the full job's projected wall time on this device. It holds no
+state of its own: the training engine decides which record is the job's (:mod:`isonorm.train.pace`), so the paper
+run and the shakedown go through the same loop; scripts/run_experiment.py stores the summary with the job's results.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import resource
@@ -30,7 +30,7 @@ T = TypeVar("T")
 class StepCap:
     """``warmup`` untimed optimizer steps (allocations, autotuning, a CUDA graph's capture), then ``steps``
     timed ones; one epoch at most. A loop over like items (the batches of a measurement pass, the runs of an
-    at-init sweep) runs its first ``items`` (:func:`sampled`)."""
+    at-init sweep) runs its first ``items`` (:meth:`JobCost.sampled`)."""
 
     warmup: int = 1
     steps: int = 3
@@ -120,7 +120,7 @@ class CappedTraining(TrainingProbe):
         self.job, self.cost, self.device = job, cost, device
 
     def step(self, run: Callable[[], None]) -> None:
-        """Time the step; the micro-batches :func:`sampled` left out count at the rate of those it ran."""
+        """Time the step; the micro-batches :meth:`JobCost.sampled` left out count at the rate of those it ran."""
         seconds = self._timed(run)[1]
         warm = len(self.cost.warmup_seconds) < self.job.cap.warmup
         (self.cost.warmup_seconds if warm else self.cost.step_seconds).append(seconds)
@@ -129,7 +129,7 @@ class CappedTraining(TrainingProbe):
         return n_steps >= self.job.cap.warmup + self.job.cap.steps
 
     def _timed(self, run: Callable[[], Any]) -> tuple[Any, float]:
-        """``run()`` and its seconds, the items of its :func:`sampled` loops that were left out included."""
+        """``run()`` and its seconds, the items of its :meth:`JobCost.sampled` loops that were left out included."""
         self.job._timing, self.job._timed_extra = True, 0.0
         start = time.perf_counter()
         try:
@@ -139,7 +139,7 @@ class CappedTraining(TrainingProbe):
             self.job._timing = False
 
     def measure(self, run: Callable[[], Mapping[str, Any]], epoch: int) -> Mapping[str, Any]:
-        """Time the pass; the batches :func:`sampled` left out count at the rate of those it ran."""
+        """Time the pass; the batches :meth:`JobCost.sampled` left out count at the rate of those it ran."""
         measured, seconds = self._timed(run)
         if epoch == 0:
             self.cost.init_pass_seconds += seconds
@@ -168,11 +168,40 @@ class JobCost:
 
     cap: StepCap
     trainings: list[TrainingCost] = field(default_factory=list)
-    unsampled_seconds: float = 0.0  # what the items :func:`sampled` left out would take, outside steps and passes
+    unsampled_seconds: float = 0.0  # what the items :meth:`sampled` left out would take, outside steps and passes
     extrapolated_total: float = 0.0  # every such estimate so far, passes included (nested loops read it)
     depth: tuple[int, int, int] | None = None  # (layers run, real layers, bytes per layer): see scale_depth
+    started: float = field(default_factory=time.perf_counter)  # the job's wall time counts from here without /proc
     _timing: bool = False  # a training's step or measurement pass is being timed
     _timed_extra: float = 0.0  # what that step's or pass's left-out items would take
+
+    def training(self, steps_per_epoch: int, epochs: int, checkpoint_every: int,
+                 device: torch.device) -> CappedTraining:
+        """The engine's probe for one more training of this job, its cost appended to :attr:`trainings`."""
+        checkpoints = epochs // checkpoint_every + (epochs % checkpoint_every != 0)
+        cost = TrainingCost(steps_per_epoch=steps_per_epoch, epochs=epochs, checkpoints=checkpoints)
+        self.trainings.append(cost)
+        return CappedTraining(self, cost, device)
+
+    def sampled(self, items: Iterable[T]) -> Iterator[T]:
+        """The first ``cap.items`` of a loop over like items (a measurement pass's batches, an at-init sweep's
+        runs); the time the others would take, at the rate of these (their own left-out inner items included), is
+        added to the job's projection. Loops whose items differ in cost (depths of a sweep) must not be sampled."""
+        items = list(items)
+        if len(items) <= self.cap.items:
+            yield from items
+            return
+        kept = self.cap.items
+        before, start = self.extrapolated_total, time.perf_counter()
+        yield from items[:kept]
+        ran = _seconds_since(start) + self.extrapolated_total - before
+        self.add_unsampled(ran * (len(items) - kept) / kept)
+
+    def scale_depth(self, run: int, real: int, layer_bytes: int) -> None:
+        """This job runs a model cut to ``run`` of its ``real`` layers at full width (a job too large for the
+        machine, docs/cost.md): :meth:`summary` scales time by real/run and adds the other layers' weights to the
+        peak memory."""
+        self.depth = (run, real, layer_bytes)
 
     def add_unsampled(self, seconds: float) -> None:
         self.extrapolated_total += seconds
@@ -180,6 +209,11 @@ class JobCost:
             self._timed_extra += seconds
         else:
             self.unsampled_seconds += seconds
+
+    def elapsed_seconds(self) -> float:
+        """The job's wall time so far: from its process's start where the system says it (Linux,
+        :func:`process_seconds`), else since this record was made."""
+        return process_seconds() or time.perf_counter() - self.started
 
     def summary(self, wall_seconds: float, device: torch.device | str) -> dict[str, Any]:
         """The job's cost row (docs/cost.md): the timed parts, and the full job's projected wall time = the
@@ -249,55 +283,3 @@ def _device_memory_gb(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.get_device_properties(device).total_memory / 2**30
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-
-
-_ACTIVE: JobCost | None = None
-
-
-@contextlib.contextmanager
-def recording(cap: StepCap) -> Iterator[JobCost]:
-    """Make a fresh :class:`JobCost` the active record while the job runs."""
-    global _ACTIVE
-    if _ACTIVE is not None:
-        raise RuntimeError("a shakedown record is already active in this process")
-    _ACTIVE = JobCost(cap)
-    try:
-        yield _ACTIVE
-    finally:
-        _ACTIVE = None
-
-
-def training_probe(steps_per_epoch: int, epochs: int, checkpoint_every: int, device: torch.device) -> TrainingProbe:
-    """The engine's probe for one training: a :class:`CappedTraining` appended to the active record, or the
-    no-op :class:`TrainingProbe` outside a shakedown."""
-    if _ACTIVE is None:
-        return TrainingProbe()
-    checkpoints = epochs // checkpoint_every + (epochs % checkpoint_every != 0)
-    cost = TrainingCost(steps_per_epoch=steps_per_epoch, epochs=epochs, checkpoints=checkpoints)
-    _ACTIVE.trainings.append(cost)
-    return CappedTraining(_ACTIVE, cost, device)
-
-
-def scale_depth(run: int, real: int, layer_bytes: int) -> None:
-    """Say that this job runs a model cut to ``run`` of its ``real`` layers at full width (a job too large for
-    the machine, docs/cost.md); its projection then scales time by real/run and adds the other layers' weights to
-    its peak memory. A no-op outside a shakedown."""
-    if _ACTIVE is not None:
-        _ACTIVE.depth = (run, real, layer_bytes)
-
-
-def sampled(items: Iterable[T]) -> Iterator[T]:
-    """The items of a loop over like items (a measurement pass's batches, an at-init sweep's runs): all of
-    them, or in a shakedown the first ``StepCap.items``; the time the others would take, at the rate of these
-    (their own left-out inner items included), is added to the job's projection. Loops whose items differ in
-    cost (depths of a sweep) must not be sampled."""
-    items = list(items)
-    record = _ACTIVE
-    if record is None or len(items) <= record.cap.items:
-        yield from items
-        return
-    kept = record.cap.items
-    before, start = record.extrapolated_total, time.perf_counter()
-    yield from items[:kept]
-    ran = _seconds_since(start) + record.extrapolated_total - before
-    record.add_unsampled(ran * (len(items) - kept) / kept)

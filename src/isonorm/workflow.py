@@ -17,10 +17,10 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 import torch
 
-from . import shakedown
 from .provenance import device_description
 from .runtime import resolve_device
 from .sources import fetch
+from .train import CAP_SETTING, capped
 
 log = logging.getLogger("isonorm")
 
@@ -82,22 +82,20 @@ def run_experiment(run: dict[str, Any], device: torch.device | None = None) -> p
 
 
 def costed_experiment(
-    run: dict[str, Any], job: Any, device: torch.device | None = None
+    run: dict[str, Any], snakemake_job: Any, device: torch.device | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """:func:`run_experiment`, and under the shapes preset (``run["shakedown"]``) with its step cap: then also the
-    job's cost record (isonorm.shakedown), to be stored with its results; ``{}`` otherwise. ``job`` is the
-    script's ``snakemake`` object (rule, wildcards and outputs name the job in the cost table)."""
-    settings = run.get("shakedown")
-    if not settings:
-        return run_experiment(run, device), {}
-    start = time.perf_counter()
-    with shakedown.recording(shakedown.StepCap.from_config(settings)) as record:
+    """:func:`run_experiment` at the pace the training engine sets from ``run``'s step cap (``CAP_SETTING``, the
+    shapes preset's only): then also the job's cost record, to be stored with its results; ``{}`` otherwise
+    (docs/cost.md). ``snakemake_job`` is the script's ``snakemake`` object (rule, wildcards and outputs name the
+    job in the cost table)."""
+    with capped(run.get(CAP_SETTING)) as record:
         frame = run_experiment(run, device)
-    # the job's wall time from its process's start where the system says it (Linux), else from here
-    wall_seconds = shakedown.process_seconds() or time.perf_counter() - start
-    summary = record.summary(wall_seconds, device or resolve_device("auto"))
-    wildcards = ",".join(f"{key}={value}" for key, value in dict(job.wildcards).items())
-    return frame, {"cost": {"rule": job.rule, "wildcards": wildcards, "outputs": list(job.output), **summary}}
+    if record is None:
+        return frame, {}
+    summary = record.summary(record.elapsed_seconds(), device or resolve_device("auto"))
+    wildcards = ",".join(f"{key}={value}" for key, value in dict(snakemake_job.wildcards).items())
+    return frame, {"cost": {"rule": snakemake_job.rule, "wildcards": wildcards, "outputs": list(snakemake_job.output),
+                            **summary}}
 
 
 def discard_checkpoint(run: dict[str, Any]) -> None:

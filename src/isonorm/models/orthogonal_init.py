@@ -5,16 +5,23 @@ decision B6; B-AppFig7 "SVD init", decision B10). Each weight is computed from t
 its layer on an init batch, so layers are set in order while the batch is propagated through the network.
 The SVDs and the propagation run in float64 (the formulas invert singular values); the weights are then cast
 to the parameters' dtype and device. The caller draws the init batch (B-Fig5: 3·width CIFAR-10 images for the
-MLP, 256 unnormalised images for the ConvNet).
+MLP, 256 unnormalised images for the ConvNet) and may choose which layers to set (``select``, default all): the
+others keep their weights, and the batch propagates through them as they are.
 """
 
 from __future__ import annotations
+
+from typing import Callable, Iterable, TypeVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..shakedown import sampled
+Layer = TypeVar("Layer", bound=nn.Module)
+# select(layers) -> the layers to re-initialise, a subsequence in network order. It is drawn from lazily, the next
+# layer only once the previous one is set, so a selector may time the layers it yields and count the others at
+# their rate (how the cost of a paper run is projected: docs/cost.md).
+Select = Callable[[list[Layer]], Iterable[Layer]]
 
 
 def _leading_singular_values_positive(s: torch.Tensor, count: int, shape: torch.Size, where: str) -> None:
@@ -36,6 +43,14 @@ def _parameter_free(module: nn.Module, allowed: str) -> None:
         )
 
 
+def _all_selected_set(left: nn.Module | None, layers: str) -> None:
+    """Refuse a selection that the pass through the network did not reach: a layer out of network order, or
+    not one of the given ones, would otherwise leave every layer after it unset without a word."""
+    if left is not None:
+        raise ValueError(f"select must yield some of the given {layers}, in network order; it yielded "
+                         f"{type(left).__name__} {left}, which the pass did not reach in order")
+
+
 def _iterative_weight(h: torch.Tensor) -> torch.Tensor:
     """W = U[:d,:d] · diag(1/S) · Vᵀ for H = U S Vᵀ (reduced SVD, H of shape n×d), scaled so ‖H Wᵀ‖_F = 1.
 
@@ -51,15 +66,15 @@ def _iterative_weight(h: torch.Tensor) -> torch.Tensor:
     return w / torch.linalg.matrix_norm(h @ w.T)
 
 
-def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor) -> nn.Sequential:
+def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor, select: Select = iter) -> nn.Sequential:
     """Re-initialise the hidden d×d Linear layers of ``mlp`` in place (B-Fig5, as coded).
 
     ``mlp`` is a flat nn.Sequential of bias-free nn.Linear layers and parameter-free activations (as built by
     ``isonorm.models.mlp.mlp(..., bias=False)``). The first Linear (input → width) and the last (width →
     classes) keep their Xavier weights; each Linear in between gets :func:`_iterative_weight` of the
     post-activation representation H (n×d) reaching it, after which H ← activation(H Wᵀ) is propagated.
-    ``x_init`` is the (n, in_features) init batch with n ≥ width (B-Fig5 uses n = 3·width).
-    Returns ``mlp``.
+    ``x_init`` is the (n, in_features) init batch with n ≥ width (B-Fig5 uses n = 3·width). ``select`` picks
+    the hidden layers to set (:data:`Select`; default all), the others keep their weights. Returns ``mlp``.
     """
     if not isinstance(mlp, nn.Sequential):
         raise TypeError(f"mlp must be an nn.Sequential of Linear and activation modules, got {type(mlp).__name__}")
@@ -93,7 +108,7 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor) -> nn.S
             _parameter_free(module, "nn.Linear layers")
 
     h = x_init.to(device=linears[0].weight.device, dtype=torch.float64)
-    chosen = sampled(hidden)  # every hidden layer; in a shakedown the first few (the rest keep their weights)
+    chosen = iter(select(hidden))
     next_layer = next(chosen, None)
     with torch.no_grad():
         for module in mlp:
@@ -108,6 +123,7 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor) -> nn.S
                 weight = module.weight.to(torch.float64)
             bias = None if module.bias is None else module.bias.to(torch.float64)
             h = F.linear(h, weight, bias)
+    _all_selected_set(next_layer, "hidden Linear layers")
     return mlp
 
 
@@ -134,7 +150,7 @@ def _conv_svd_weight(x: torch.Tensor, conv: nn.Conv2d) -> torch.Tensor:
     return w.reshape(conv.weight.shape)
 
 
-def conv_svd_init_(net: nn.Module, x_init: torch.Tensor) -> nn.Module:
+def conv_svd_init_(net: nn.Module, x_init: torch.Tensor, select: Select = iter) -> nn.Module:
     """Re-initialise, in place, every Conv2d with in_channels == out_channels of a ConvNet
     (B-AppFig7, ``novel_initialization`` as coded).
 
@@ -142,7 +158,8 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor) -> nn.Module:
     modules are applied in order; only Conv2d modules may carry parameters there. The other convs keep their
     weights; biases are left as they are (zero after B-AppFig7's Xavier init), so each re-initialised conv's
     output on the propagated init batch has unit Frobenius norm. ``x_init`` is the (N, C, H, W) init batch
-    (B-AppFig7: 256 training images, ToTensor only, no normalisation). Returns ``net``.
+    (B-AppFig7: 256 training images, ToTensor only, no normalisation). ``select`` picks the square convs to set
+    (:data:`Select`; default all), the others keep their weights. Returns ``net``.
     """
     features = net if isinstance(net, nn.Sequential) else getattr(net, "features", None)
     if not isinstance(features, nn.Sequential):
@@ -169,7 +186,7 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor) -> nn.Module:
 
     x = x_init.to(device=convs[0].weight.device, dtype=torch.float64)
     square = [conv for conv in convs if conv.in_channels == conv.out_channels]
-    chosen = sampled(square)  # every square conv; in a shakedown the first few (the rest keep their weights)
+    chosen = iter(select(square))
     next_conv = next(chosen, None)
     with torch.no_grad():
         for module in features:
@@ -184,4 +201,5 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor) -> nn.Module:
                 weight = module.weight.to(torch.float64)
             bias = None if module.bias is None else module.bias.to(torch.float64)
             x = F.conv2d(x, weight, bias, module.stride, module.padding, module.dilation)
+    _all_selected_set(next_conv, "square convs")
     return net

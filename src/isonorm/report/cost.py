@@ -1,17 +1,20 @@
 """The shapes preset's cost table and page (docs/cost.md): what each job of the paper run will cost on this device.
 
-Every job of a shapes run stores a cost record with its results (isonorm.shakedown, under the metadata key
-``cost``). :func:`cost_table` gathers them into one row per job; :func:`write_cost_page` draws the projected
-hours per paper and rule beside the table. ``peak_memory_gb`` is the peak that must fit the device: CUDA's
-largest allocation on a GPU, the resident memory on a CPU. A job whose peak exceeds the device's memory is
-flagged ``fits = False``: a paper run would fail on it here (:func:`memory_warnings`).
+Every job of a shapes run stores a cost record with its results (made under the training engine's step cap,
+isonorm.train.pace, and stored under the metadata key ``cost``). :func:`cost_table` gathers them into one row per
+job; :func:`write_cost_page` draws the projected hours per paper and rule beside the table. ``peak_memory_gb`` is
+the peak that must fit the device: CUDA's largest allocation on a GPU, the resident memory on a CPU. A job whose
+peak exceeds the device's memory is flagged ``fits = False``: a paper run would fail on it here
+(:func:`memory_warnings`). A table measured before a job was added has no row for it: :func:`coverage` names such
+jobs as unmeasured, and the page lists them apart from its totals.
 """
 
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -50,7 +53,7 @@ def cost_table(result_files: Sequence[str | Path], results_root: str | Path) -> 
     if missing:
         raise MissingCostRecordError(
             f"{len(missing)} results file(s) hold no cost record, e.g. {missing[0]}: they were not made by a "
-            "shapes run (a step cap: `shakedown` in presets/shapes.yaml). Delete them and rerun the shapes preset"
+            "shapes run (the step cap of presets/shapes.yaml). Delete them and rerun the shapes preset"
         )
     rows = []
     for file, record in records.items():
@@ -85,6 +88,26 @@ def read_cost_table(path: str | Path) -> pd.DataFrame:
     text = ("wildcards", "extrapolated")  # empty for a job without wildcards / not extrapolated
     return pd.read_csv(path, dtype=dict.fromkeys(text, str), keep_default_na=False,
                        na_values={column: ["", "NaN", "nan"] for column in COLUMNS if column not in text})
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How a cost table covers the jobs of a run, each named by its first results file (the table's ``result``).
+
+    ``unmeasured``: jobs without a row, added since the table was measured; their cost is unknown until the shapes
+    preset runs again, so they are left out of the table's totals and a run sizes them from the defaults
+    (isonorm.resources). ``unknown``: rows that name no job of the run, removed or renamed since; their hours
+    would count work the run no longer does."""
+
+    unmeasured: list[str]
+    unknown: list[str]
+
+
+def coverage(frame: pd.DataFrame, jobs: Iterable[str]) -> Coverage:
+    """Which of ``jobs`` (first results files, relative to the results root) the table ``frame`` has no row for,
+    and which of its rows name none of them."""
+    jobs, rows = set(jobs), set(frame.result)
+    return Coverage(unmeasured=sorted(jobs - rows), unknown=sorted(rows - jobs))
 
 
 def memory_warnings(frame: pd.DataFrame) -> list[str]:
@@ -135,8 +158,9 @@ def _svg(by_rule: pd.DataFrame) -> str:
     return svg[svg.index("<svg"):]
 
 
-def cost_page(frame: pd.DataFrame, preset: str) -> str:
-    """The HTML page: totals per paper, the figure of hours per rule, the memory guard, the whole table."""
+def cost_page(frame: pd.DataFrame, preset: str, unmeasured: Sequence[str] = ()) -> str:
+    """The HTML page: totals per paper, the figure of hours per rule, the memory guard, the whole table, and the
+    ``unmeasured`` jobs (:func:`coverage`), which no total includes."""
     by_paper = frame.groupby("paper").agg(jobs=("result", "size"), projected_hours=("projected_hours", "sum"),
                                           largest_peak_memory_gb=("peak_memory_gb", "max")).reset_index()
     total = frame.projected_hours.sum()
@@ -147,28 +171,39 @@ def cost_page(frame: pd.DataFrame, preset: str) -> str:
     extrapolated = frame[frame.extrapolated != ""]
     notes = "".join(f"<li>{escape(r.rule)} {escape(r.wildcards)}: {escape(r.extrapolated)}</li>"
                     for r in extrapolated.itertuples())
+    scope = (f"the measured jobs of the paper run, not the {len(unmeasured)} unmeasured ones listed at the end"
+             if unmeasured else "the whole paper run")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{PAGE_TITLE}</title>{style_block(whole_page=True)}</head>
 <body>
 <h1>{PAGE_TITLE} {preset_badge(preset)}</h1>
 <p>Each of the {len(frame)} jobs of the paper run that needs a data set, a checkpoint or a GPU ran at the paper's
 sizes on synthetic data for a few timed steps, one measurement pass and one checkpoint write and resume, on
-<strong>{escape(devices)}</strong>. Projected: <strong>{total:.1f} hours</strong> for the whole paper run on this
+<strong>{escape(devices)}</strong>. Projected: <strong>{total:.1f} hours</strong> for {scope} on this
 device, one job at a time (docs/cost.md says how each number is projected).</p>
 <h2>Per paper</h2>{frame_table(by_paper)}
 <h2>Per rule</h2><figure id="cost-figure">{_svg(hours_by_rule(frame))}</figure>
 <h2>Memory guard</h2>{guard}
 {f"<h2>Extrapolated</h2><ul>{notes}</ul>" if notes else ""}
 <h2>Every job</h2>{frame_table(frame.drop(columns=["result"]))}
+{_unmeasured_section(unmeasured)}
 </body></html>
 """
 
 
-def write_cost_page(frame: pd.DataFrame, path: str | Path, preset: str) -> Path:
+def _unmeasured_section(unmeasured: Sequence[str]) -> str:
+    if not unmeasured:
+        return ""
+    items = "".join(f"<li>{escape(job)}</li>" for job in unmeasured)
+    return (f'<h2>Unmeasured</h2><p>{len(unmeasured)} job(s) of the run have no row: no total above includes them '
+            f'until the shapes preset runs again (docs/cost.md).</p><ul class="unmeasured">{items}</ul>')
+
+
+def write_cost_page(frame: pd.DataFrame, path: str | Path, preset: str, unmeasured: Sequence[str] = ()) -> Path:
     with atomic_write(Path(path)) as tmp:
-        Path(tmp).write_text(cost_page(frame, preset), encoding="utf-8")
+        Path(tmp).write_text(cost_page(frame, preset, unmeasured), encoding="utf-8")
     return Path(path)
 
 
-__all__ = ["COLUMNS", "MissingCostRecordError", "cost_table", "write_cost_table", "read_cost_table",
-           "memory_warnings", "memory_guard", "hours_by_rule", "cost_page", "write_cost_page"]
+__all__ = ["COLUMNS", "MissingCostRecordError", "cost_table", "write_cost_table", "read_cost_table", "Coverage",
+           "coverage", "memory_warnings", "memory_guard", "hours_by_rule", "cost_page", "write_cost_page"]

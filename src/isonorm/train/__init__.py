@@ -12,6 +12,9 @@
 - ``checkpoint``  atomic, fingerprinted, resumable checkpoints
 - ``history``     the history's rows: one per (run, epoch), statistics and measures
 - ``predict``     :func:`predict`, all runs' outputs on a data set, for measurements
+- ``pace``        the job's pace: :func:`capped` puts a job under the shapes preset's step cap and cost record
+                  (isonorm.shakedown), which the loop (:func:`training_probe`), every loop over like items
+                  (:func:`sampled`) and a model cut in depth (:func:`scale_depth`) reach only through here
 """
 
 from .batches import batch_slices, epoch_permutations, run_permutations
@@ -20,12 +23,14 @@ from .config import TrainConfig
 from .fast_step import StackedSGDStep
 from .loop import Measure, Step, TrainResult, train_epochs, train_stacked
 from .optimizers import OptimizerConfig, build_optimizer
+from .pace import CAP_SETTING, capped, sampled, scale_depth, training_probe
 from .predict import predict
 from .stacking import StackedModels
 from .vmap_step import Augment, VmapStep
 
 __all__ = [
     "Augment",
+    "CAP_SETTING",
     "CheckpointError",
     "Measure",
     "OptimizerConfig",
@@ -37,9 +42,13 @@ __all__ = [
     "VmapStep",
     "batch_slices",
     "build_optimizer",
+    "capped",
     "epoch_permutations",
     "predict",
     "run_permutations",
+    "sampled",
+    "scale_depth",
     "train_epochs",
     "train_stacked",
+    "training_probe",
 ]

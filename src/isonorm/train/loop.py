@@ -27,12 +27,12 @@ import torch
 from torch import nn
 
 from ..runtime import resolve_device
-from ..shakedown import training_probe
 from .batches import batch_slices, run_permutations
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .history import epoch_rows, history_frame, untrained
 from .optimizers import build_optimizer
+from .pace import training_probe
 from .stacking import StackedModels
 from .vmap_step import Augment, VmapStep
 
@@ -153,7 +153,7 @@ def train_epochs(
         step.load_state_dict(payload["state"])
         rows, stopped = payload["history"], payload["stopped"]
         log.info("%s: resuming from %s after epoch %d", label, checkpoint, done)
-    # the shapes preset's step cap and timings (isonorm.shakedown); a no-op in any other run
+    # the job's pace: the shapes preset's step cap and timings (isonorm.train.pace); a no-op in any other run
     steps_per_epoch = sum(1 for _ in batch_slices(step.n_samples, config.batch_size, config.drop_last))
     probe = training_probe(steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every, step.device)
     if done == 0 and config.measure_at_init and measure is not None:

@@ -15,7 +15,7 @@ from ...data import load_split
 from ...models.alexnet_deep import alexnet_deep
 from ...models.orthogonal_init import conv_svd_init_
 from ...runtime import generator, resolve_device
-from ...train import OptimizerConfig, TrainConfig, train_stacked
+from ...train import OptimizerConfig, TrainConfig, sampled, train_stacked
 from . import SLUG
 
 
@@ -35,7 +35,7 @@ def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, 
         net = alexnet_deep(extra_layers, generator=gen).to(target)
         if init == "svd":
             picks = torch.randperm(train.x.shape[0], generator=gen)[: cfg["init_batch"]].to(target)
-            conv_svd_init_(net, train.x[picks])
+            conv_svd_init_(net, train.x[picks], select=sampled)  # all square convs but under a step cap
         models.append(net)
     config = TrainConfig(
         experiment=SLUG, variant=variant, epochs=cfg["epochs"], batch_size=cfg["batch_size"],

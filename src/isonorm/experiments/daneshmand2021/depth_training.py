@@ -17,8 +17,7 @@ from ...metrics import spectral_orthogonality_gap
 from ...models.mlp import mlp
 from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
-from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 from . import SLUG
 
 Config = Mapping[str, Any]
@@ -53,7 +52,7 @@ def build_mlps(cfg: Config, depth: int, init: str, x: torch.Tensor, variant: str
         model = mlp(widths, generator=gen).to(x.device)
         if init == "iterative":
             picks = torch.randperm(x.shape[0], generator=gen)[: cfg["init_batch_factor"] * cfg["width"]]
-            iterative_orthogonal_init_(model, x[picks.to(x.device)])
+            iterative_orthogonal_init_(model, x[picks.to(x.device)], select=sampled)  # all layers but under a step cap
         models.append(model)
     return models
 

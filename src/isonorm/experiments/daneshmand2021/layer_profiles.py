@@ -16,7 +16,7 @@ from ...data import load_split
 from ...metrics import orthogonality_gap_samples_first
 from ...models.random_profile_nets import layer_inputs, profile_convnet, profile_mlp
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
+from ...train import sampled
 from . import SLUG
 
 NORMS = ("batchnorm", "none")
@@ -38,7 +38,7 @@ def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: s
             net = profile_convnet(data.x.shape[1], cfg["width"], cfg["layers"], norm=norm,
                                   padding_mode=cfg["padding_mode"], generator=gen)
         net = net.to(target).train()  # BN with batch statistics, as the code ran it
-        for batch in sampled(range(cfg["batches"])):  # every batch but in a shakedown (docs/cost.md)
+        for batch in sampled(range(cfg["batches"])):  # every batch but under a step cap (docs/cost.md)
             picks = order[batch * cfg["batch_size"] : (batch + 1) * cfg["batch_size"]].to(target)
             for layer, h in enumerate(layer_inputs(net, data.x[picks]), start=1):
                 rows.append({"arch": arch, "norm": norm, "batch": batch, "layer": layer,

@@ -31,8 +31,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import isometry_strength, training_isometry_gap
 from ...models.layernorm_mlp import ACTIVATIONS, LayerNormMLP, module_index, module_kind
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
-from ...train import OptimizerConfig, StackedModels, TrainConfig, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
 from . import SLUG
 
 Config = Mapping[str, Any]
@@ -108,7 +107,7 @@ class ModuleMeasure:
                 x.shape[0], int(self.cfg["batch_size"]), int(self.cfg["measure_batches"]), self.run_ids, shuffle,
                 SLUG, self.variant, "measure", stage, epoch,
             )
-            for batch, index in enumerate(sampled(batches)):  # all of them but in a shakedown
+            for batch, index in enumerate(sampled(batches)):  # all of them but under a step cap (docs/cost.md)
                 index = index.to(x.device)
                 outputs = stacked(x[index], trace=True)  # tuple of (R, b, features), module order
                 labels = y[index]
@@ -170,7 +169,7 @@ def measure_at_init(cfg: Config, stages: Stages, activation: str, hidden_sizes: 
     num_classes = int(cfg["num_classes"])
     rows = []
     names: list[str] = []
-    for run in sampled(range(int(cfg["runs"]))):  # every run but in a shakedown (docs/cost.md)
+    for run in sampled(range(int(cfg["runs"]))):  # every run but under a step cap (docs/cost.md)
         model = LayerNormMLP(x_train.shape[1], hidden_sizes, num_classes, activation, bool(cfg["act_on_logits"]),
                              generator=generator(SLUG, variant, run))
         names = model.module_names

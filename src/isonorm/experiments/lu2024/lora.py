@@ -37,10 +37,8 @@ import torch
 
 from ...data.instructions import describe_instructions, load_instructions
 from ...metrics.pii import pii_chunked
-from ... import shakedown
-from ...shakedown import sampled
 from ...runtime import derive_seed, resolve_device
-from ...train import OptimizerConfig, TrainConfig, build_optimizer, train_epochs
+from ...train import OptimizerConfig, TrainConfig, build_optimizer, sampled, scale_depth, train_epochs
 from .checkpoint_pii import cut_matrix, matrix_specs
 
 log = logging.getLogger(__name__)
@@ -324,7 +322,7 @@ class LoraStep:
         ids = index[0].tolist()
         groups = [ids[i:i + self.micro_batch] for i in range(0, len(ids), self.micro_batch)]
         total, run = 0.0, 0
-        for group in sampled(groups):  # every micro-batch but in a shakedown (docs/cost.md)
+        for group in sampled(groups):  # every micro-batch but under a step cap (docs/cost.md)
             run += 1
             inputs = {k: v.to(self.device) for k, v in collate([self.examples[i] for i in group], self.pad_id).items()}
             loss = self.model(**inputs).loss
@@ -388,7 +386,7 @@ def _dtype(setting: str | dict[str, str], device: torch.device) -> torch.dtype:
 
 
 def _note_truncated_depth(checkpoint_dir: str | Path, model: torch.nn.Module) -> None:
-    """A base model cut in depth (the shapes preset's Qwen stand-in, source `random`): the shakedown's
+    """A base model cut in depth (the shapes preset's Qwen stand-in, source `random`): the cost
     projection scales to the real depth, a layer's weights being those of block 0."""
     from ...checkpoints import checkpoint_record
     from ...checkpoints.full_size import truncated_depth
@@ -396,7 +394,7 @@ def _note_truncated_depth(checkpoint_dir: str | Path, model: torch.nn.Module) ->
     cut = truncated_depth(checkpoint_record(checkpoint_dir))
     if cut is not None:
         layer_bytes = sum(p.numel() * p.element_size() for name, p in model.named_parameters() if ".layers.0." in name)
-        shakedown.scale_depth(*cut, layer_bytes)
+        scale_depth(*cut, layer_bytes)
 
 
 def table5_lora(

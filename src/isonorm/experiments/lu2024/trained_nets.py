@@ -38,8 +38,7 @@ from ...models.resnet18 import ResNet18
 from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
 from ...runtime import resolve_device
-from ...shakedown import sampled
-from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 
 SLUG = "lu2024"
 Config = Mapping[str, Any]
@@ -86,7 +85,7 @@ class TrainedNetMeasure:
                   train_mode: bool) -> torch.Tensor:
         x, y = data
         correct, seen = torch.zeros(stacked.n_runs, dtype=torch.float64, device=stacked.device), 0
-        for start in sampled(range(0, x.shape[0], batch_size)):  # every batch but in a shakedown (docs/cost.md)
+        for start in sampled(range(0, x.shape[0], batch_size)):  # every batch but under a step cap (docs/cost.md)
             logits = predict(stacked, x[start : start + batch_size], batch_size, train_mode=train_mode)  # (R, b, k)
             labels = y[start : start + batch_size].to(logits.device)
             correct += (logits.argmax(dim=-1) == labels).double().sum(dim=1)

@@ -31,8 +31,7 @@ from ...data.corpora import Corpus, lm_windows, load_corpus, tail_window
 from ...metrics import pii
 from ...models.word_transformer import WordTransformerLM, layer_matrices
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
-from ...train import OptimizerConfig, StackedModels, TrainConfig, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
 
 SLUG = "lu2024"
 VARIANT = "table5-transformer"  # seed namespace of batch orders and initialisations
@@ -92,7 +91,7 @@ def validation_loss(stacked: StackedModels, ids: torch.Tensor, bptt: int, batch_
         chunks.append(tail)
     total = torch.zeros(stacked.n_runs, dtype=torch.float64, device=stacked.device)
     count = 0
-    for inputs, targets in sampled(chunks):  # every chunk but in a shakedown (docs/cost.md)
+    for inputs, targets in sampled(chunks):  # every chunk but under a step cap (docs/cost.md)
         logits = stacked(inputs, shared_input=True)  # (R, B, T, V)
         losses = F.cross_entropy(logits.flatten(0, 2), targets.expand(stacked.n_runs, -1, -1).flatten(),
                                  reduction="none")

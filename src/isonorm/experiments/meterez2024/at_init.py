@@ -33,7 +33,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import explosion_rate, grad_log_norm, gram, isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
+from ...train import sampled
 from . import SLUG, SWEEP_ITEMS
 
 Config = Mapping[str, Any]
@@ -201,7 +201,7 @@ def sweep(cfg: Config, item: str, x: torch.Tensor, y: torch.Tensor, classes: int
     if runs < 1 or chunk < 1:
         raise ValueError(f"meterez2024 {item}: runs and run_chunk must be ≥ 1, got {runs}, {chunk}")
     rows: list[dict[str, Any]] = []
-    for variant in sampled(expand_variants(cfg)):  # every variant but in a shakedown (docs/cost.md)
+    for variant in sampled(expand_variants(cfg)):  # every variant but under a step cap (docs/cost.md)
         input_kind = variant.get("input", "batch")
         if input_kind not in INPUT_KINDS:
             raise ValueError(f"meterez2024 {item}: input {input_kind!r} unknown; use one of {INPUT_KINDS}")

@@ -19,7 +19,7 @@ import torch
 
 from ...data import load_split
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
+from ...train import sampled
 
 SLUG = "meterez2024"
 Config = Mapping[str, Any]
@@ -53,7 +53,7 @@ def rank_table(x: torch.Tensor, batch_sizes: Sequence[int], batches: int, seed: 
         if not 2 <= n <= len(x):
             raise ValueError(f"batch size {n} must be between 2 and the number of samples {len(x)}")
         gen = generator(SLUG, "tabled1", seed, n)
-        for batch in sampled(range(batches)):  # every batch but in a shakedown (docs/cost.md)
+        for batch in sampled(range(batches)):  # every batch but under a step cap (docs/cost.md)
             index = torch.randperm(len(x), generator=gen)[:n].to(x.device)  # without replacement
             xb = x[index]
             rows.append(dict(n=n, batch=batch, metric="rank", value=float(gram_rank(xb))))

@@ -41,8 +41,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...shakedown import sampled
-from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, train_epochs
+from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, sampled, train_epochs
 from ...train.fast_step import StackedSGDStep
 from .grid_jobs import STACK_SEPARATOR, stack_members
 
@@ -93,7 +92,7 @@ def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: 
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     correct = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     n = 0
-    for start in sampled(range(0, x.shape[1], batch_size)):  # every batch but in a shakedown (docs/cost.md)
+    for start in sampled(range(0, x.shape[1], batch_size)):  # every batch but under a step cap (docs/cost.md)
         xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]  # per run
         n += targets.shape[1]
         logits = model(xb)  # (R, b, C)
