@@ -10,9 +10,10 @@ affects, and the claims and the scoreboard after them. The verdicts of the two s
     python benchmarks/power.py --mistakes j23-no-centering,m24-bn-axis --workdir /tmp/power --cores 1
     python benchmarks/power.py --dry-run                # apply every substitution to a scratch src/ and import it
     python benchmarks/power.py --preset quick --workdir /tmp/power-quick   # the mechanics at smoke sizes, minutes
+    python benchmarks/power.py --mistakes-file other.yaml   # another set of mistakes, in the same form
 
-A mistake whose anchor is gone fails loudly with its id, so the list cannot rot silently (tests/test_power.py runs
-the dry run). See benchmarks/README.md, "Power".
+The mistakes are data: benchmarks/power_mistakes.yaml. A mistake whose anchor is gone fails loudly with its id, so
+the list cannot rot silently (tests/test_power.py runs the dry run). See benchmarks/README.md, "power.py".
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from isonorm.outputs import PAPER_PRESET, output_roots
 
@@ -42,10 +44,7 @@ KEY = ["paper", "item", "quantity"]
 # logs and benchmark files are rewritten, which through a hard link would change the baseline too).
 REAL_COPIES = ("src", ".snakemake", "logs")
 
-D21_CHAINS = ["daneshmand2021_fig1", "daneshmand2021_appfigg"]  # run_chain / batch_normalize
-D21_SPECTRUM = ["daneshmand2021_fig2a", "daneshmand2021_fig2b", "daneshmand2021_fig3"]  # spectrum_chain
-J23_SIMULATIONS = ["joudaki2023_simulation", "joudaki2023_simulation_reading"]  # simulate.mean_field
-
+MISTAKES_FILE = REPO / "benchmarks" / "power_mistakes.yaml"
 
 @dataclass(frozen=True)
 class Mistake:
@@ -62,78 +61,23 @@ class Mistake:
         return "isonorm." + self.file.removesuffix(".py").replace("/", ".")
 
 
-def _m(id, paper, file, old, new, rules, change):
-    return Mistake(id, paper, file, old, new, tuple(rules), change)
+def load_mistakes(path: Path = MISTAKES_FILE) -> list[Mistake]:
+    """The mistakes of a YAML list (benchmarks/power_mistakes.yaml, or another set in its form), in its order."""
+    entries = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    fields = ("id", "paper", "file", "old", "new", "rules", "change")
+    mistakes = []
+    for i, entry in enumerate(entries):
+        missing = [f for f in fields if f not in entry]
+        if missing:
+            raise ValueError(f"{path}, mistake #{i} ({entry.get('id', '?')}): missing {', '.join(missing)}")
+        mistakes.append(Mistake(**{**{f: entry[f] for f in fields}, "rules": tuple(entry["rules"])}))
+    ids = [m.id for m in mistakes]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{path}: a mistake id is used twice: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
+    return mistakes
 
 
-# Cheap reruns first, so that a run cut short still covers every paper.
-MISTAKES = [
-    _m("l24-pii-no-abs", "lu2024", "metrics/pii.py",
-       "    return (unit @ unit.mT).abs()", "    return unit @ unit.mT",
-       ["lu2024_fig1"], "PII of signed cosines (the absolute value dropped)"),
-    _m("l24-half-width", "lu2024", "experiments/lu2024/trained_nets.py",
-       "LuFNN(variant, activation, in_features, int(cfg[\"width\"]),",
-       "LuFNN(variant, activation, in_features, int(cfg[\"width\"]) // 2,",
-       ["lu2024_fig1"], "model (F) built with half the hidden width (250 instead of 500)"),
-    _m("l24-pii-rows", "lu2024", "metrics/pii.py",
-       "    if dim == \"rows\":\n        return W\n", "    if dim == \"rows\":\n        return W.mT\n",
-       ["lu2024_fig1"], "PII over the wrong axis: rows read as columns"),
-    _m("m24-bn-axis", "meterez2024", "models/bn_mlp.py",
-       "torch.linalg.vector_norm(h, dim=batch_dim, keepdim=True)",
-       "torch.linalg.vector_norm(h, dim=-3 - batch_dim, keepdim=True)",
-       ["meterez2024_fig1"], "paper BN normalises over the features instead of the batch"),
-    _m("m24-extra-centring", "meterez2024", "models/bn_mlp.py",
-       "    if mean_reduction:\n        h = h - h.mean(", "    if True:\n        h = h - h.mean(",
-       ["meterez2024_fig1"], "paper BN always subtracts the batch mean (mean_reduction ignored)"),
-    _m("m24-xavier-init", "meterez2024", "models/bn_mlp.py",
-       "        if config.init == \"orthogonal\":", "        if config.init != \"orthogonal\":",
-       ["meterez2024_fig1"], "Xavier-normal weights where the config says orthogonal"),
-    _m("m24-theory-k", "meterez2024", "experiments/meterez2024/at_init.py",
-       "k = constant * width**2 * (1.0 + width * phi0)", "k = constant * width * (1.0 + width * phi0)",
-       ["meterez2024_fig1"], "Theorem-1 line with k = C d (1 + d phi0) instead of C d^2 (1 + d phi0)"),
-    _m("j23-relu-beta", "joudaki2023", "metrics/hermite.py",
-       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 2)",
-       "_RELU_STRENGTH = (3 * math.pi - 4) / (2 * math.pi - 1)",
-       ["joudaki2023_strengths"], "closed-form beta of ReLU with a wrong constant (2 pi - 1 for 2 pi - 2)"),
-    _m("d21-fig1-no-bn", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
-       "        bn = batch_normalize(w @ bn)", "        bn = w @ bn",
-       ["daneshmand2021_fig1"], "Fig. 1 BN chain without its normalisation"),
-    _m("d21-appg-scaled", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
-       "sampler=cfg[\"sampler\"], scale=False)", "sampler=cfg[\"sampler\"], scale=True)",
-       ["daneshmand2021_appfigg"], "App.-G chains with the 1/sqrt(d) factor the notebook does not apply"),
-    _m("d21-bn-axis", "daneshmand2021", "simulate/chains.py",
-       "    out = m / m.norm(dim=-1, keepdim=True)", "    out = m / m.norm(dim=-2, keepdim=True)",
-       D21_CHAINS, "chain BN normalises each sample (column) instead of each feature (row)"),
-    _m("d21-gap-constant", "daneshmand2021", "metrics/orthogonality.py",
-       "    return torch.linalg.matrix_norm(gram / trace[..., None, None] - eye / n)",
-       "    return torch.linalg.matrix_norm(gram / trace[..., None, None] - eye / (n - 1))",
-       ["daneshmand2021_fig2a", "daneshmand2021_fig2b"], "orthogonality gap against I/(n-1) instead of I/n"),
-    _m("j23-no-centering", "joudaki2023", "simulate/mean_field.py",
-       "x = normalize(center(x, network.centering, constants.c0), network.normalization",
-       "x = normalize(x, network.normalization",
-       J23_SIMULATIONS, "simulator never centres (centering setting ignored)"),
-    _m("j23-centering-axis", "joudaki2023", "simulate/mean_field.py",
-       "    if centering == \"layer\":\n        return x - x.mean(dim=-1, keepdim=True)",
-       "    if centering == \"layer\":\n        return x - x.mean(dim=-2, keepdim=True)",
-       J23_SIMULATIONS, "layer centring subtracts each feature's batch mean instead of each sample's mean"),
-    _m("j23-rms-axis", "joudaki2023", "simulate/mean_field.py",
-       "    return x.pow(2).mean(dim=-1, keepdim=True).sqrt()", "    return x.pow(2).mean(dim=-2, keepdim=True).sqrt()",
-       J23_SIMULATIONS, "layer normalisation divides by each feature's RMS over the batch"),
-    _m("j23-order", "joudaki2023", "simulate/mean_field.py",
-       "        if network.activation_first:\n            x = sigma(",
-       "        if not network.activation_first:\n            x = sigma(",
-       J23_SIMULATIONS, "activation and linear layer in the other order (activation_first inverted)"),
-    _m("j23-init-scale", "joudaki2023", "simulate/mean_field.py",
-       "    scale = gain / math.sqrt(network.width)", "    scale = gain / network.width",
-       J23_SIMULATIONS, "weights N(0, gain^2/d^2) instead of N(0, gain^2/d)"),
-    _m("d21-spectrum-axis", "daneshmand2021", "simulate/chains.py",
-       "u.div_(torch.linalg.vector_norm(u, dim=-1, keepdim=True))",
-       "u.div_(torch.linalg.vector_norm(u, dim=-2, keepdim=True))",
-       D21_SPECTRUM, "spectrum chain's BN normalises columns instead of rows"),
-    _m("d21-a1-unnormalised", "daneshmand2021", "experiments/daneshmand2021/simulations.py",
-       "            h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]\n            alpha0",
-       "            alpha0", ["daneshmand2021_fig3"], "Fig. 3 H0 not scaled to unit Frobenius norm (decision B3)"),
-]
+MISTAKES = load_mistakes()
 BY_ID = {m.id: m for m in MISTAKES}
 
 
@@ -147,7 +91,7 @@ def patched_text(mistake: Mistake, src: Path) -> str:
     count = text.count(mistake.old)
     if count != 1:
         raise AnchorError(f"mistake {mistake.id}: its anchor occurs {count} times in src/isonorm/{mistake.file} "
-                          f"(needs exactly 1); update MISTAKES in benchmarks/power.py: {mistake.old!r}")
+                          f"(needs exactly 1); update its `old` in the mistakes file: {mistake.old!r}")
     return text.replace(mistake.old, mistake.new)
 
 
@@ -395,7 +339,9 @@ def record(rows: list[dict], stem: Path, meta: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mistakes", help="comma-separated ids (default: all): " + ",".join(BY_ID))
+    parser.add_argument("--mistakes-file", type=Path, default=MISTAKES_FILE,
+                        help="a YAML list of mistakes in the form of benchmarks/power_mistakes.yaml (the default)")
+    parser.add_argument("--mistakes", help="comma-separated ids of the file's (default: all): " + ",".join(BY_ID))
     parser.add_argument("--workdir", type=Path, help="where the baseline and each mistake's copy live "
                                                      "(default: a temporary folder, kept)")
     parser.add_argument("--cores", type=int, default=1)
@@ -406,12 +352,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh-baseline", action="store_true", help="redo a finished baseline in the workdir")
     parser.add_argument("--dry-run", action="store_true", help="check the substitutions apply and import; no runs")
     args = parser.parse_args(argv)
-    ids = args.mistakes.split(",") if args.mistakes else list(BY_ID)
-    unknown = [i for i in ids if i not in BY_ID]
+    by_id = {m.id: m for m in load_mistakes(args.mistakes_file)}
+    ids = args.mistakes.split(",") if args.mistakes else list(by_id)
+    unknown = [i for i in ids if i not in by_id]
     if unknown:
-        parser.error(f"unknown mistakes {unknown}; known: {', '.join(BY_ID)}")
+        parser.error(f"unknown mistakes {unknown}; known: {', '.join(by_id)}")
     papers = args.papers.split(",") if args.papers else None
-    mistakes = [BY_ID[i] for i in ids if not papers or BY_ID[i].paper in papers]
+    mistakes = [by_id[i] for i in ids if not papers or by_id[i].paper in papers]
     if args.dry_run:
         dry_run(mistakes)
         return 0

@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from conftest import REPO
 
@@ -70,3 +71,15 @@ def test_turned_verdicts_without_a_reading_column_and_with_rows_on_one_side():
     assert power.kept_verdicts(changed) == ""
     kept = board([("a", "x", "match", 1.2, None)], reading=False)
     assert power.kept_verdicts(power.values_changed(before, kept)) == "a/x: match (1 → 1.2)"
+
+
+def test_another_set_of_mistakes_comes_from_a_file_in_the_same_form(tmp_path, capsys):
+    mistake = power.MISTAKES[0]
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump([{"id": "mine", "paper": mistake.paper, "file": mistake.file, "old": mistake.old,
+                                      "new": mistake.new, "rules": list(mistake.rules), "change": "a test"}]))
+    assert power.main(["--dry-run", "--mistakes-file", str(other)]) == 0
+    assert "1 mistakes apply and import" in capsys.readouterr().out
+    other.write_text(yaml.safe_dump([{"id": "mine", "paper": mistake.paper}]))
+    with pytest.raises(ValueError, match="mistake #0 \\(mine\\): missing file, old, new, rules, change"):
+        power.load_mistakes(other)
