@@ -75,6 +75,9 @@ def test_tabled1_records_provenance_and_summarises(table):
     assert ((summary["mean_cosine_mean"] > 0) & (summary["mean_cosine_mean"] <= 1)).all()  # [0, 1] pixels
     text = s.rank_table_text(frame)
     assert list(text.index) == ["cifar10", "mnist"] and list(text.columns) == ["n=16", "n=32"]
+    cosines = s.largest_n_cosines(frame)  # the table note's cosines, at the largest n
+    largest = summary[summary["n"] == 32].set_index("dataset")["mean_cosine_mean"]
+    assert cosines.name == 32 and cosines.to_dict() == largest.to_dict()
 
 
 def test_tabled1_claims(table):

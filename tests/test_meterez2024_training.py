@@ -124,3 +124,18 @@ def test_job_names_follow_the_configured_stacks() -> None:
     assert [stack_members(name) for name in training_stacks(training)][0] == ["cifar10", "cifar100"]
     with pytest.raises(ValueError, match="appear in two stacks"):
         training_stacks({**training, "stacks": [["cifar10", "mnist"], ["mnist"]]})
+
+
+def test_the_notebooks_selections_of_the_grid() -> None:
+    """What the accuracy and profile figures draw: their data set's rows, accuracy from epoch 1 (log axis)."""
+    rows = [dict(dataset=d, depth=4, activation="sin", epoch=e, layer=-1, metric="train_acc", value=0.5)
+            for d in ("cifar10", "mnist") for e in (0, 1, 2)]
+    rows += [dict(dataset=d, depth=4, activation="sin", epoch=1, layer=layer, metric="weight_isogap", value=v)
+             for d in ("cifar10", "mnist") for layer, v in enumerate([0.1, np.nan, np.inf])]
+    frame = pd.DataFrame(rows)
+    curves = ts.plotted_accuracy(frame, "figg1")
+    assert set(curves.dataset) == {"mnist"} and list(curves.epoch) == [1, 2]
+    assert ts.plotted_accuracy(None, "fig4").empty
+    assert set(ts.profile_runs(frame).dataset) == {ts.PROFILE_DATASET}
+    assert ts.layer_profiles(ts.profile_runs(None), "weight_isogap").empty
+    assert ts.nonfinite_points(frame, "weight_isogap") == 4 and ts.nonfinite_points(None, "weight_isogap") == 0

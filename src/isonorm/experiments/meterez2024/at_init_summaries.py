@@ -80,6 +80,14 @@ def rank_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
+def largest_n_cosines(frame: pd.DataFrame) -> pd.Series:
+    """Table D1's note: the mean signed off-diagonal cosine per data set at the largest n, which names the
+    series (App. D quotes it at n = 512, decision C10)."""
+    summary = rank_summary(frame)
+    largest = int(summary["n"].max())
+    return summary[summary["n"] == largest].set_index("dataset")["mean_cosine_mean"].rename(largest)
+
+
 def rank_table_text(frame: pd.DataFrame, order: Sequence[str] = ("cifar10", "mnist", "fashionmnist", "cifar100")) -> pd.DataFrame:
     """Table D1 as the paper prints it: data sets × n with "mean ± std" cells (2 decimals)."""
     summary = rank_summary(frame)

@@ -20,6 +20,7 @@ RESULT_KEY = "training"  # results entry: every (data-set stack, depth) job's Pa
 ITEM_DATASET = {"fig4": "cifar10", "figg1": "mnist", "figg2": "fashionmnist", "figg3": "cifar100",
                 "figg4": "cifar10"}  # C-Fig4, C-FigG1–C-FigG4
 SHAPED = ("sin", "tanh")
+PROFILE_DATASET = "cifar10"  # the runs whose per-layer profiles Figs. 6, F1 and F2 show (C-Fig6, C-FigF1)
 
 
 def accuracy_curves(frame: pd.DataFrame) -> pd.DataFrame:
@@ -30,6 +31,32 @@ def accuracy_curves(frame: pd.DataFrame) -> pd.DataFrame:
                               values="value", aggfunc="first").reset_index()
     wide.columns.name = None
     return wide
+
+
+def plotted_accuracy(frame: pd.DataFrame | None, item: str) -> pd.DataFrame:
+    """The curves an accuracy figure draws: its data set's (``ITEM_DATASET``) from epoch 1 on, since epoch 0 (init)
+    cannot sit on the log epoch axis (C-Fig4); empty when the grid did not run (``frame`` None)."""
+    if frame is None:
+        return pd.DataFrame(columns=["dataset", "depth", "activation", "epoch"])
+    curves = accuracy_curves(frame)
+    return curves[(curves.dataset == ITEM_DATASET[item]) & (curves.epoch >= 1)]
+
+
+def profile_runs(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of the runs Figs. 6, F1 and F2 draw (``PROFILE_DATASET``); empty when the grid did not run."""
+    if frame is None:
+        return pd.DataFrame({"dataset": pd.Series(dtype=str), "depth": pd.Series(dtype=int),
+                             "activation": pd.Series(dtype=str), "epoch": pd.Series(dtype=int),
+                             "layer": pd.Series(dtype=int), "metric": pd.Series(dtype=str),
+                             "value": pd.Series(dtype=float)})
+    return frame[frame.dataset == PROFILE_DATASET]
+
+
+def nonfinite_points(frame: pd.DataFrame | None, metric: str) -> int:
+    """Non-finite values of ``metric`` over the whole grid, dropped from its plots (C11); 0 when not run."""
+    if frame is None:
+        return 0
+    return int((~np.isfinite(frame[frame.metric == metric].value.to_numpy(dtype=float))).sum())
 
 
 def stopped_runs(frame: pd.DataFrame) -> pd.DataFrame:
