@@ -108,23 +108,34 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor, select:
             _parameter_free(module, "nn.Linear layers")
 
     h = x_init.to(device=linears[0].weight.device, dtype=torch.float64)
-    chosen = iter(select(hidden))
+    _set_while_propagating(mlp, nn.Linear, select(hidden), h, lambda h, _: _iterative_weight(h), F.linear,
+                           "hidden Linear layers")
+    return mlp
+
+
+def _set_while_propagating(modules: nn.Sequential, kind: type, chosen: Iterable[nn.Module], h: torch.Tensor,
+                           weight_of: Callable[[torch.Tensor, nn.Module], torch.Tensor],
+                           apply: Callable[..., torch.Tensor], what: str) -> None:
+    """Propagate ``h`` through ``modules`` in float64; each layer of ``kind`` that ``chosen`` yields next gets
+    ``weight_of(h, layer)`` from the representation reaching it before ``h`` passes it (``apply(h, weight, bias,
+    *layer geometry)``). ``chosen`` is drawn from lazily, one layer at a time (:data:`Select`)."""
+    chosen = iter(chosen)
     next_layer = next(chosen, None)
     with torch.no_grad():
-        for module in mlp:
-            if not isinstance(module, nn.Linear):
+        for module in modules:
+            if not isinstance(module, kind):
                 h = module(h)
                 continue
             if module is next_layer:
-                weight = _iterative_weight(h)
+                weight = weight_of(h, module)
                 module.weight.copy_(weight)
                 next_layer = next(chosen, None)
             else:
                 weight = module.weight.to(torch.float64)
             bias = None if module.bias is None else module.bias.to(torch.float64)
-            h = F.linear(h, weight, bias)
-    _all_selected_set(next_layer, "hidden Linear layers")
-    return mlp
+            geometry = (module.stride, module.padding, module.dilation) if isinstance(module, nn.Conv2d) else ()
+            h = apply(h, weight, bias, *geometry)
+    _all_selected_set(next_layer, what)
 
 
 def _conv_svd_weight(x: torch.Tensor, conv: nn.Conv2d) -> torch.Tensor:
@@ -186,20 +197,5 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor, select: Select = iter) 
 
     x = x_init.to(device=convs[0].weight.device, dtype=torch.float64)
     square = [conv for conv in convs if conv.in_channels == conv.out_channels]
-    chosen = iter(select(square))
-    next_conv = next(chosen, None)
-    with torch.no_grad():
-        for module in features:
-            if not isinstance(module, nn.Conv2d):
-                x = module(x)
-                continue
-            if module is next_conv:
-                weight = _conv_svd_weight(x, module)
-                module.weight.copy_(weight)
-                next_conv = next(chosen, None)
-            else:
-                weight = module.weight.to(torch.float64)
-            bias = None if module.bias is None else module.bias.to(torch.float64)
-            x = F.conv2d(x, weight, bias, module.stride, module.padding, module.dilation)
-    _all_selected_set(next_conv, "square convs")
+    _set_while_propagating(features, nn.Conv2d, select(square), x, _conv_svd_weight, F.conv2d, "square convs")
     return net
