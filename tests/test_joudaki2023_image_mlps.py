@@ -163,6 +163,9 @@ def test_fig3_rows_and_theory_line(at_init):
     beta = s.betas(df)
     np.testing.assert_allclose(s.theory_line(beta["ReLU"], [0, 1, 2]), beta["ReLU"] ** -np.arange(3.0))
     assert s.theory_line(beta["ReLU"], [0])[0] == 1.0
+    labels = s.beta_labels(df)  # the legend of Figs. 7, B.6, B.7: in β order, "Act, β_σ = …"
+    assert list(labels) == list(beta.index) == ["Sigmoid", "Tanh", "ReLU"]
+    assert labels["ReLU"] == s.beta_label("ReLU", beta["ReLU"]) == f"ReLU, β_σ = {beta['ReLU']:.3f}"
 
 
 def test_figb4_profiles_and_first_module_shared(at_init):

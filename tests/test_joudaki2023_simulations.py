@@ -136,6 +136,32 @@ def test_block_means_average_each_block_of_runs():
         s.block_means(frame, ["hue"], 0)
 
 
+def test_block_bands_give_each_panel_the_range_of_its_block_means_and_the_mean_of_all_runs():
+    """Decision D19: what a figure averaging ``block_runs`` runs would draw, per block, and over every run."""
+    frame = pd.DataFrame({"width": [10] * 4 + [20] * 4, "run": [0, 1, 2, 3] * 2, "layer": 1, "stage": "post_norm",
+                          "iso_gap": [1.0, 3.0, 5.0, 7.0, 2.0, 2.0, 4.0, np.nan]})
+    bands = s.block_bands(frame, "width", 2)
+    assert list(bands) == [10, 20]
+    assert bands[10].loc[1].to_dict() == {"min": 2.0, "max": 6.0, "mean": 4.0}
+    assert bands[20].loc[1].to_dict() == pytest.approx({"min": 2.0, "max": 4.0, "mean": 8.0 / 3})
+
+
+def test_block_crossings_name_each_blocks_first_layer_above_the_threshold():
+    frame = pd.DataFrame({"run": [0, 0, 1, 1, 2, 2, 3, 3], "layer": [1, 2] * 4, "stage": "post_norm",
+                          "iso_gap": [12.0, 20.0, 8.0, 30.0, 1.0, 2.0, 1.0, 2.0]})
+    crossings = s.block_crossings(frame, 2)  # the read-off's threshold, 10 (decision D21)
+    assert crossings[0] == 2.0 and math.isnan(crossings[1])
+    np.testing.assert_array_equal(s.block_crossings(frame, 1, threshold=10.0), [1.0, 2.0, np.nan, np.nan])
+
+
+def test_the_convention_table_sets_both_averagings_side_by_side_at_the_last_layer():
+    table = s.convention_table(_toy().assign(activation="relu", width=8), "hue")
+    assert table.columns.tolist() == ["curve", "layer", "iso_gap (D4)", "iso_gap post_norm only"]
+    row = table.iloc[0]
+    assert row.curve == "relu, 8, a" and row.layer == 1
+    assert row["iso_gap (D4)"] == pytest.approx(3.0) and row["iso_gap post_norm only"] == 2.5
+
+
 # --- the D4 averaging ------------------------------------------------------------------------------------
 
 

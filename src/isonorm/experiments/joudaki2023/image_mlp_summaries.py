@@ -56,6 +56,11 @@ def beta_label(activation: str, beta: float) -> str:
     return f"{activation}, β_σ = {beta:.3f}"
 
 
+def beta_labels(df: pd.DataFrame) -> dict[str, str]:
+    """Activation → its legend text (:func:`beta_label`), in β order: the hue of Figs. 7, B.6 and B.7."""
+    return {activation: beta_label(activation, beta) for activation, beta in betas(df).items()}
+
+
 def module_profile(df: pd.DataFrame, by: Sequence[str] = ("activation", "epoch")) -> pd.DataFrame:
     """Mean gap and isometry per (``by``, module), train stage, in module order."""
     rows = train_stage(df)

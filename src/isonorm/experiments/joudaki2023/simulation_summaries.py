@@ -62,6 +62,11 @@ PLOTTED = {
     "figb3": ("variant", ["MF", "xavier"]),
 }
 
+EXP_MF_THRESHOLD = 10.0
+"""Fig. 6's read-off: the exp curve with MF normalization exceeds 10 within the first layers (decision D21)."""
+EARLY_LAST_LAYER = 6
+"""The last layer of "the first layers" of that read-off: where the exp curve spikes before it blows up (D21)."""
+
 
 def line_rows(frame: pd.DataFrame, convention: Convention = "faithful") -> pd.DataFrame:
     """The rows a line graph averages per layer: input at l = 0, then both stages (faithful, D4) or post_norm."""
@@ -113,7 +118,7 @@ def plotted_curve(frame: pd.DataFrame, **equal: Any) -> pd.Series:
     return curve(line_means(select(frame, **equal), []))
 
 
-def early_part(series: pd.Series, last_layer: int = 6) -> pd.Series:
+def early_part(series: pd.Series, last_layer: int = EARLY_LAST_LAYER) -> pd.Series:
     """A curve at ℓ = 1 … ``last_layer``: where Fig. 6's exp curve spikes before it blows up (decision D21)."""
     return series[(series.index >= 1) & (series.index <= last_layer)]
 
@@ -164,6 +169,38 @@ def block_means(frame: pd.DataFrame, by: Sequence[str], block_runs: int, y: str 
         raise ValueError(f"block_runs must be ≥ 1, got {block_runs}")
     blocks = frame.assign(block=frame.run // block_runs)
     return line_means(blocks, [*by, "block"], y=y, convention=convention)
+
+
+def block_bands(pooled: pd.DataFrame, column: str, block_runs: int) -> dict[Any, pd.DataFrame]:
+    """Per value of ``column`` (a figure's panel) of a reading pooled with the default's runs (decision D19):
+    per layer the ``min`` and ``max`` over the :func:`block_means` of ``block_runs`` runs, and the ``mean`` over
+    all runs (the :func:`plotted_curve`)."""
+    bands = {}
+    for value, rows in pooled.groupby(column, sort=False):
+        spread = block_means(rows, [], block_runs).groupby("layer").iso_gap.agg(["min", "max"])
+        bands[value] = spread.assign(mean=plotted_curve(rows))
+    return bands
+
+
+def block_crossings(rows: pd.DataFrame, block_runs: int, threshold: float = EXP_MF_THRESHOLD) -> list[float]:
+    """The first layer above ``threshold`` of each block's mean of ``block_runs`` runs, in block order (NaN where
+    a block never crosses): where a figure averaging that many runs would cross it (decision D21)."""
+    return [first_layer_above(curve(block), threshold)
+            for _, block in block_means(rows, [], block_runs).groupby("block")]
+
+
+def convention_table(frame: pd.DataFrame, hue: str) -> pd.DataFrame:
+    """QA of decision D4: each curve's value at the last layer averaged as the originals did (both stages) and
+    over post_norm rows only; one row per (activation, width, ``hue``) curve."""
+    by = list(dict.fromkeys(["activation", "width", hue]))
+    last = frame.layer.max()
+    both = {}
+    for convention in ("faithful", "post_norm"):
+        means = line_means(frame, by, convention=convention)
+        both[convention] = means[means.layer == last]
+    merged = both["faithful"].merge(both["post_norm"], on=[*by, "layer"], suffixes=(" (D4)", " post_norm only"))
+    merged.insert(0, "curve", merged[by].astype(str).agg(", ".join, axis=1))
+    return merged[["curve", "layer", "iso_gap (D4)", "iso_gap post_norm only"]]
 
 
 def runs_label(frame: pd.DataFrame) -> str:
@@ -230,7 +267,7 @@ def _fig6(df: pd.DataFrame) -> dict[str, float]:
     out["log10_gap_relu_mf_min"] = log10(float(relu_mf[relu_mf.index >= 1].min()))
     out["log10_gap_relu_mf_l30"] = log10(value_at(means, 30, activation="relu", normalization="mf"))
     exp_mf = curve(means, activation="exp", normalization="mf")
-    out["first_layer_exp_mf_above_10"] = first_layer_above(exp_mf, 10.0)
+    out["first_layer_exp_mf_above_10"] = first_layer_above(exp_mf, EXP_MF_THRESHOLD)
     out["exp_mf_missing_at_last_layer"] = float(not np.isfinite(exp_mf.iloc[-1]))
     return out
 
@@ -265,7 +302,7 @@ def _fig6_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> Claims:
 
     def crossing(frame: pd.DataFrame) -> dict[str, float]:
         return {f"first_layer_exp_mf_above_10_{label}": first_layer_above(
-            plotted_curve(frame, activation="exp", normalization="mf"), 10.0)}
+            plotted_curve(frame, activation="exp", normalization="mf"), EXP_MF_THRESHOLD)}
 
     def height(frame: pd.DataFrame) -> dict[str, float]:
         exp_mf = plotted_curve(frame, activation="exp", normalization="mf")
