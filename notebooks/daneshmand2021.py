@@ -20,10 +20,7 @@
 # unless a caption says otherwise.
 
 # %% tags=["parameters"]
-results_dir = "results/daneshmand2021"
-report_dir = "report"
-preset = "paper"
-config_json = "{}"
+run = {}  # the run the notebook rule passes: results and report folders, preset, config section
 
 # %%
 import matplotlib.pyplot as plt
@@ -36,19 +33,14 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import daneshmand2021 as p
 from isonorm.report.pages.daneshmand2021 import BN_RED, VANILLA_BLUE
 
-STYLE = dict(style="whitegrid", context="paper")
-page = open_paper("daneshmand2021", results_dir=results_dir, report_dir=report_dir, preset=preset,
-                  config_json=config_json, style=STYLE)
-cfg, render, load = page.cfg, page.render, page.load
+cfg, render, load = open_paper("daneshmand2021", run, style=dict(style="whitegrid", context="paper"))
 
 # %% [markdown]
 # ## Figure 1 — |cos| of two samples across layers, BN vs vanilla
 
 # %%
-df = load("fig1/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-fig1", NOT_RUN)
-else:
+df = load("fig1/*.parquet", "daneshmand2021-fig1")
+if df is not None:
     fig = p.variant_lines(df, "layer", "abs_cosine", "network", markers=["o", "s"],
                           palette={"BN": BN_RED, "Vanilla": VANILLA_BLUE}, xlabel="Layer",
                           ylabel="Absolute Cosine Similarity")
@@ -62,10 +54,8 @@ else:
 # ## Figure 2 — orthogonality gap vs depth (a) and width (b)
 
 # %%
-df = load("fig2a/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-fig2a", NOT_RUN)
-else:
+df = load("fig2a/*.parquet", "daneshmand2021-fig2a")
+if df is not None:
     df = df.assign(log_gap=np.log(df.orthogonality_gap), d=df.width.map(lambda w: f"d={w}"))
     fig = p.variant_lines(df, "layer", "log_gap", "d", markers=["o", "s"], palette=[VANILLA_BLUE, BN_RED],
                           xlabel="Layer ℓ", ylabel="log V(H_ℓ)")
@@ -79,10 +69,8 @@ else:
     )
 
 # %%
-df = load("fig2b/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-fig2b", NOT_RUN)
-else:
+df = load("fig2b/*.parquet", "daneshmand2021-fig2b")
+if df is not None:
     f2b = cfg["fig2b"]
     (c0, c1), (k0, k1) = f2b["caption_window"], f2b["code_window"]
     caption = s.window_average(df, (c0, c1)).assign(version=f"caption: layers {c0}–{c1}")
@@ -108,10 +96,8 @@ else:
 # Two readings of the batch axis, one simulation (decision B15): left the literal one (the default), right the
 # offset one, where the column labelled n shows the chains of batch size n - batch_offset.
 f3 = cfg["fig3"]
-df = load("fig3/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-fig3", NOT_RUN)
-else:
+df = load("fig3/*.parquet", "daneshmand2021-fig3")
+if df is not None:
     offset = f3["batch_offset"]
     images = {"literal reading (default)": s.a1_image(df, 0, f3["batch_sizes"]),
               f"offset reading: chains of batch n − {offset}": s.a1_image(df, offset, f3["batch_sizes"])}
@@ -157,7 +143,7 @@ render.table(table1, "daneshmand2021-table1",
 # Figs. 4a and 5 share their training runs; Fig. 4b has its own.
 
 # %%
-depth_runs = load("depth_training/*.parquet")
+depth_runs = load("depth_training/*.parquet", feeds=["daneshmand2021-fig4a", "daneshmand2021-fig5"])
 dt = cfg["depth_training"]
 
 # %%
@@ -194,10 +180,8 @@ else:
     )
 
 # %%
-df = load("fig4b/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-fig4b", NOT_RUN)
-else:
+df = load("fig4b/*.parquet", "daneshmand2021-fig4b")
+if df is not None:
     fig = p.gap_and_loss(df, df[df.epoch >= 1], "epoch", "Epoch", "Orthogonality gap of the output", "Training loss")
     f4b = cfg["fig4b"]
     render.figure(
@@ -213,7 +197,7 @@ else:
 # ## Appendix Figure 6 — orthogonality gap through random BN and vanilla networks
 
 # %%
-appfig6 = load("appfig6/*.parquet")
+appfig6 = load("appfig6/*.parquet", feeds=["daneshmand2021-appfig6a", "daneshmand2021-appfig6b"])
 
 # %%
 p.appfig6_item(render, "daneshmand2021-appfig6a", appfig6, "mlp", "MLP", cfg["appfig6"])
@@ -227,7 +211,7 @@ p.appfig6_item(render, "daneshmand2021-appfig6b", appfig6, "convnet", "ConvNet",
 # Panel a has the fewer extra layers, panel b the more.
 
 # %%
-appfig7 = load("appfig7/*.parquet")
+appfig7 = load("appfig7/*.parquet", feeds=["daneshmand2021-appfig7a", "daneshmand2021-appfig7b"])
 
 # %%
 p.appfig7_item(render, "daneshmand2021-appfig7a", appfig7, panel=0, cfg=cfg["appfig7"])
@@ -239,10 +223,8 @@ p.appfig7_item(render, "daneshmand2021-appfig7b", appfig7, panel=1, cfg=cfg["app
 # ## Appendix-G figure — fluctuations of the Gram matrix for non-linear activations
 
 # %%
-df = load("appfigg/*.parquet")
-if df is None:
-    render.not_run("daneshmand2021-appfigg", NOT_RUN)
-else:
+df = load("appfigg/*.parquet", "daneshmand2021-appfigg")
+if df is not None:
     fig, ax = plt.subplots(figsize=p.SIZE)
     for activation, g in df.groupby("activation"):
         ax.plot(np.log(g.width), np.log(g.avg_deviation), marker="o", label=activation)

@@ -19,10 +19,7 @@
 # level each caption names, unless a caption says otherwise.
 
 # %% tags=["parameters"]
-results_dir = "results/joudaki2023"
-report_dir = "report"
-preset = "paper"
-config_json = "{}"
+run = {}  # the run the notebook rule passes: results and report folders, preset, config section
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,10 +31,7 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages.joudaki2023 import listed, strength_table
 
 # The originals' look (D.0 (A) "Plot helpers"): whitegrid, context "paper", font scale 1.5.
-STYLE = dict(style="whitegrid", context="paper", font_scale=1.5)
-page = open_paper("joudaki2023", results_dir=results_dir, report_dir=report_dir, preset=preset,
-                  config_json=config_json, style=STYLE)
-cfg, render, load = page.cfg, page.render, page.load
+cfg, render, load = open_paper("joudaki2023", run, style=dict(style="whitegrid", context="paper", font_scale=1.5))
 
 # %% [markdown]
 # ## Figure 1 — the geometric reading of isometry
@@ -81,10 +75,8 @@ render.table(building_blocks, "joudaki2023-table1", "Notation and building block
 # ## Table 2 — closed-form isometry strengths
 
 # %%
-df = load("strengths/table2.parquet")
-if df is None:
-    render.not_run("joudaki2023-table2", NOT_RUN)
-else:
+df = load("strengths/table2.parquet", "joudaki2023-table2")
+if df is not None:
     render.table(
         strength_table(df, with_gain=False), "joudaki2023-table2",
         "Isometry strength β_σ = 2 − c₁²/Σ_{k≥1} c_k² (Definition 3) of the paper's activations: the closed "
@@ -97,10 +89,8 @@ else:
 # ## Table B.1 — β as a function of the gain α
 
 # %%
-df = load("strengths/tableb1.parquet")
-if df is None:
-    render.not_run("joudaki2023-tableb1", NOT_RUN)
-else:
+df = load("strengths/tableb1.parquet", "joudaki2023-tableb1")
+if df is not None:
     render.table(
         strength_table(df, with_gain=True), "joudaki2023-tableb1",
         f"β of σ(αx) for {listed(df.activation)}: the closed forms of Table B.1 next to quadrature and Monte "
@@ -111,10 +101,8 @@ else:
 # ## Figure B.1 — β vs gain α
 
 # %%
-df = load("strengths/figb1.parquet")
-if df is None:
-    render.not_run("joudaki2023-figb1", NOT_RUN)
-else:
+df = load("strengths/figb1.parquet", "joudaki2023-figb1")
+if df is not None:
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for activation, g in df.groupby("activation", sort=False):
         line, = ax.plot(g.gain, g.beta, label=activation)
@@ -154,10 +142,8 @@ from isonorm.report.pages.joudaki2023 import (D4_NOTE, LABELS, draw_spread, fig5
 # ### Figure 4 — layer centering vs mean-field centering
 
 # %%
-df = load("simulations/fig4.parquet")
-if df is None:
-    render.not_run("joudaki2023-fig4", NOT_RUN)
-else:
+df = load("simulations/fig4.parquet", "joudaki2023-fig4")
+if df is not None:
     acts = list(dict.fromkeys(df.activation))
     g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig4"], LABELS["centering"], col_order=acts)
     unplotted = (" The run without centering is simulated too (as in the original) but not drawn."
@@ -317,10 +303,8 @@ else:
     )
 
 # %%
-df = load("simulations/fig8b.parquet")
-if df is None:
-    render.not_run("joudaki2023-fig8b", NOT_RUN)
-else:
+df = load("simulations/fig8b.parquet", "joudaki2023-fig8b")
+if df is not None:
     g = line_graph(sims.line_rows(df.assign(panel="")), *sims.PLOTTED["fig8b"], LABELS["fig8b"], col="panel",
                    height=3.5, aspect=1.2)
     render.figure(
@@ -378,10 +362,8 @@ else:
 # ### Figure A.1 — Lyapunov potential γ vs depth, against γ(G¹)·β^{−ℓ}
 
 # %%
-df = load("simulations/figa1.parquet")
-if df is None:
-    render.not_run("joudaki2023-figa1", NOT_RUN)
-else:
+df = load("simulations/figa1.parquet", "joudaki2023-figa1")
+if df is not None:
     acts, rows, sim = list(dict.fromkeys(df.activation)), sims.theory_rows(df), settings(cfg, "simulator", "figa1")
     g = sns.FacetGrid(rows, col="activation", col_order=acts, height=3.2)
     g.map_dataframe(sns.lineplot, x="layer", y="gamma_theory", linestyle="dashed", color="k", label="theory", **CI)
@@ -405,10 +387,8 @@ else:
 # ### Figure B.2 — the gain α and isometry
 
 # %%
-df = load("simulations/figb2.parquet")
-if df is None:
-    render.not_run("joudaki2023-figb2", NOT_RUN)
-else:
+df = load("simulations/figb2.parquet", "joudaki2023-figb2")
+if df is not None:
     acts, gains, sim = list(dict.fromkeys(df.activation)), sorted(df.gain.unique()), settings(cfg, "simulator", "figb2")
     factor = float(cfg["figb2"]["prediction_factor"])
     tanh = sims.gain_prediction(df[df.activation == "tanh"], factor) if "tanh" in acts else None
@@ -428,10 +408,8 @@ else:
 # ### Figure B.3 — mean-field centering and normalization vs Xavier's gain
 
 # %%
-df = load("simulations/figb3.parquet")
-if df is None:
-    render.not_run("joudaki2023-figb3", NOT_RUN)
-else:
+df = load("simulations/figb3.parquet", "joudaki2023-figb3")
+if df is not None:
     acts, variants, mf = list(dict.fromkeys(df.activation)), list(dict.fromkeys(df.variant)), df[df.variant == "MF"]
     labels = {"MF": f"MF: x ← (a − c0)/√σ̄(1), gain {mf.gain.iloc[0]:g}", "xavier": "xavier: gain = calculate_gain(σ)"}
     g = line_graph(sims.line_rows(df), "variant", variants, {v: labels.get(v, v) for v in variants}, col_order=acts,
@@ -517,10 +495,8 @@ else:
 # ### Figure 3 — validation of Theorem 4 on CIFAR-10 at initialisation
 
 # %%
-df3 = load("fig3/*.parquet")
-if df3 is None:
-    render.not_run("joudaki2023-fig3", NOT_RUN)
-else:
+df3 = load("fig3/*.parquet", "joudaki2023-fig3")
+if df3 is not None:
     gaps = ims.train_stage(df3).query("kind == 'norm'")
     render.figure(
         theory_panels(gaps, ims.betas(gaps), ims.THREE_ACTIVATIONS, ims.theory_line, ims.beta_label),
@@ -540,10 +516,8 @@ else:
 # ### Figure B.4 — variable-width MLPs at initialisation (ReLU)
 
 # %%
-dfb4 = load("figb4/*.parquet")
-if dfb4 is None:
-    render.not_run("joudaki2023-figb4", NOT_RUN)
-else:
+dfb4 = load("figb4/*.parquet", "joudaki2023-figb4")
+if dfb4 is not None:
     rows = ims.train_stage(dfb4)
     legend = {p: rows[rows.profile == p].hidden_sizes.iloc[0] for p in dict.fromkeys(rows.profile)}
     rows, networks = rows.assign(hidden=rows.profile.map(legend)), rows.run.nunique()
@@ -561,10 +535,8 @@ else:
 # ### Figure 7 — β_σ and the speed of SGD
 
 # %%
-runs7 = load("fig7_runs/*.parquet")
-if runs7 is None:
-    render.not_run("joudaki2023-fig7", NOT_RUN)
-else:
+runs7 = load("fig7_runs/*.parquet", "joudaki2023-fig7")
+if runs7 is not None:
     rows = runs7[(runs7.stage == "train") & (runs7.kind == "norm")]
     rows, palette = hot_hue(rows, ims.beta_labels(rows))
     render.figure(
@@ -584,10 +556,8 @@ else:
 # ### Figure B.7 — the isometry gap changes little during training
 
 # %%
-runs7 = load("fig7_runs/*.parquet")
-if runs7 is None:
-    render.not_run("joudaki2023-figb7", NOT_RUN)
-else:
+runs7 = load("fig7_runs/*.parquet", "joudaki2023-figb7")
+if runs7 is not None:
     rows = ims.train_stage(runs7)
     rows = rows[rows.kind == "norm"]
     last = ims.last_epoch(rows)
@@ -620,10 +590,8 @@ PINNED_PROBE = (
 
 
 # %%
-df = load("figb5/*.parquet")
-if df is None:
-    render.not_run("joudaki2023-figb5", NOT_RUN)
-else:
+df = load("figb5/*.parquet", "joudaki2023-figb5")
+if df is not None:
     f5, modes = cfg["figb5"], [m for m in MODES if m in set(df["mode"])]
     tokens, blocks = df.groupby("text").tokens.first(), sorted(df.block.unique())
     panels = ("Top: train mode (dropout on, as published); bottom: eval mode." if len(modes) == 2

@@ -20,10 +20,7 @@
 # comes from this run's config or results; the helpers several items share are in `isonorm.report.pages.lu2024`.
 
 # %% tags=["parameters"]
-results_dir = "results/lu2024"
-report_dir = "report"
-preset = "paper"
-config_json = "{}"
+run = {}  # the run the notebook rule passes: results and report folders, preset, config section
 
 # %%
 import matplotlib.pyplot as plt
@@ -39,10 +36,7 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import lu2024 as l24
 
 # The paper's style is unknown (decision A15); seaborn's plain white style, colour maps per figure.
-STYLE = dict(style="white", context="paper")
-page = open_paper("lu2024", results_dir=results_dir, report_dir=report_dir, preset=preset,
-                  config_json=config_json, style=STYLE)
-cfg, render, load = page.cfg, page.render, page.load
+cfg, render, load = open_paper("lu2024", run, style=dict(style="white", context="paper"))
 
 # %% [markdown]
 # ## Trained networks (Tables 1–4, App. Tables 1–4, Figs. 1–2)
@@ -54,10 +48,8 @@ cfg, render, load = page.cfg, page.render, page.load
 # ## Figure 1 — cosine-similarity and Gram matrix of a weight at initialisation
 
 # %%
-weights = load("fig1/init_weights.parquet")
-if weights is None:
-    render.not_run("lu2024-fig1", NOT_RUN)
-else:
+weights = load("fig1/init_weights.parquet", "lu2024-fig1")
+if weights is not None:
     fig1 = cfg["fig1"]
     W = lts.weight_matrix(weights, fig1["layer"], epoch=0)
     maps = lts.heatmap_matrices(W)
@@ -83,10 +75,8 @@ else:
 # ## Table 1 — conformal capability of optimizers, FNN on MNIST
 
 # %%
-df = load("table1/*.parquet")
-if df is None:
-    render.not_run("lu2024-table1", NOT_RUN)
-else:
+df = load("table1/*.parquet", "lu2024-table1")
+if df is not None:
     table1, layers = cfg["table1"], ", ".join(cfg["table1"]["compared_layers"].values())
     optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], table1["runs"])
     render.table(
@@ -145,10 +135,8 @@ else:
 # ## Table 3 — Norm+Res vs Original, FNN on MNIST
 
 # %%
-df = load("table3/*.parquet")
-if df is None:
-    render.not_run("lu2024-table3", NOT_RUN)
-else:
+df = load("table3/*.parquet", "lu2024-table3")
+if df is not None:
     table3 = cfg["table3"]
     combos = [tuple(run.split("-")) for run in table3["runs"]]
     optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], [optimizer for _, optimizer in combos])
@@ -204,10 +192,8 @@ l24.resnet_table(render, cfg, "lu2024-apptable3", apptable3, compared=lts.COMPAR
 # ## Appendix Table 4 — normalisation only, residual only, both
 
 # %%
-df = load("apptable4/*.parquet")
-if df is None:
-    render.not_run("lu2024-apptable4", NOT_RUN)
-else:
+df = load("apptable4/*.parquet", "lu2024-apptable4")
+if df is not None:
     app4, layers = cfg["apptable4"], cfg["apptable4"]["compared_layers"]
     table = lts.layer_profile(df, list(layers.values()), app4["variants"])
     setup = (f"{l24.activation_name(app4['activation'])}, "
@@ -231,7 +217,7 @@ else:
 # the row; the Table 5 cell below renders all parts as one table.
 
 # %%
-t5t = load("table5_transformer/*.parquet")
+t5t = load("table5_transformer/*.parquet", feeds=["lu2024-table5-transformer", "lu2024-table5"])
 t5t_ppl = None if t5t is None else wt.validation_perplexity(t5t)
 table5_transformer = None if t5t is None else l24.Table5Part(
     wt.table5_row(t5t), l24.transformer_caption(t5t, t5t_ppl), l24.transformer_deviations(t5t))
@@ -273,11 +259,12 @@ else:
 # cell prepares the PLM/LLM rows; the Table 5 cell below renders all parts as one table.
 
 # %%
-t5_frames = {name: frame for name, frame in (("PLMs", load("table5/plms.parquet")),
-                                             ("LLMs", load("table5/llms.parquet"))) if frame is not None}
+t5_frames = {name: frame for name, frame in (("PLMs", load("table5/plms.parquet", feeds=["lu2024-table5"])),
+                                             ("LLMs", load("table5/llms.parquet", feeds=["lu2024-table5"])))
+             if frame is not None}
 table5_checkpoints = None if not t5_frames else l24.Table5Part(
     pd.concat([t5ck.table5_rows(f) for f in t5_frames.values()], ignore_index=True),
-    l24.checkpoint_caption(t5_frames, cfg["table5"]["plms"]["dtype"]), l24.checkpoint_deviations(cfg, preset))
+    l24.checkpoint_caption(t5_frames, cfg["table5"]["plms"]["dtype"]), l24.checkpoint_deviations(cfg, render.preset))
 if t5_frames:
     both = pd.concat([t5ck.both_orientations(f) for f in t5_frames.values()], ignore_index=True)
     print("Both orientations of every cell (decision A1: always stored); `table_uses` = the one in Table 5:")
@@ -294,7 +281,7 @@ if t5_frames:
 # This cell prepares the LoRA rows; the Table 5 cell below renders all parts as one table.
 
 # %%
-lora_frame = load("table5_lora/*.parquet")  # None: not run (compute: data-free, or the results are missing)
+lora_frame = load("table5_lora/*.parquet", feeds=["lu2024-table5"])  # None: not run (data-free, or missing)
 table5_lora = None
 if lora_frame is not None:
     changes, lora_cfg = l24_lora.pii_changes(lora_frame), cfg["table5"]["lora"]

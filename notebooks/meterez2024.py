@@ -20,10 +20,7 @@
 # read off the arXiv v1 PDF (source tag [PDF], docs/decisions/README.md).
 
 # %% tags=["parameters"]
-results_dir = "results/meterez2024"
-report_dir = "report"
-preset = "paper"
-config_json = "{}"
+run = {}  # the run the notebook rule passes: results and report folders, preset, config section
 
 # %%
 import math
@@ -35,9 +32,7 @@ from isonorm.metrics.gradients import EXPLOSION_RATE_GAP
 from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import meterez2024 as pm
 
-page = open_paper("meterez2024", results_dir=results_dir, report_dir=report_dir, preset=preset,
-                  config_json=config_json, style=pm.STYLE)
-cfg, render, load = page.cfg, page.render, page.load
+cfg, render, load = open_paper("meterez2024", run, style=pm.STYLE)
 
 # %% [markdown]
 # ## At initialisation: Figures 1, 2, 3, 5, G5, G6, E1, E2 and Table D1
@@ -56,10 +51,8 @@ TRANSFORM = cfg["at_init"]["transform"]  # of the shared input batch; no at-init
 # ### Figure 1 — isometry gap vs depth, with the Theorem 1 prediction
 
 # %%
-df = load("fig1/*.parquet")
-if df is None:
-    render.not_run("meterez2024-fig1", NOT_RUN)
-else:
+df = load("fig1/*.parquet", "meterez2024-fig1")
+if df is not None:
     fig, axes = pm.sns_fig(4.0)
     ax, curves, palette = axes[0, 0], m24s.fig1_curves(df), sns.color_palette("tab10")
     for i, width in enumerate(sorted(df.width.unique())):
@@ -86,10 +79,8 @@ else:
 # ### Figure 2 — gradient log-norm at init: degenerate vs non-degenerate inputs
 
 # %%
-df = load("at_init/fig2.parquet")
-if df is None:
-    render.not_run("meterez2024-fig2", NOT_RUN)
-else:
+df = load("at_init/fig2.parquet", "meterez2024-fig2")
+if df is not None:
     fig = pm.depth_figure(df, "input", ["batch", "degenerate"], {"batch": "Non-degenerate", "degenerate": "Degenerate"},
                           "Inputs")
     degenerate = {**cfg["at_init"], **cfg["fig2"]}["degenerate"]
@@ -105,10 +96,8 @@ else:
 # ### Figure 3 — orthogonal vs Gaussian weights
 
 # %%
-df = load("at_init/fig3.parquet")
-if df is None:
-    render.not_run("meterez2024-fig3", NOT_RUN)
-else:
+df = load("at_init/fig3.parquet", "meterez2024-fig3")
+if df is not None:
     fig = pm.depth_figure(df, "init", ["orthogonal", "xavier_normal"],
                           {"orthogonal": "Orthogonal", "xavier_normal": "Normal"}, "Initialization")
     inits = pm.listing(pm.INITS[init] for init in dict.fromkeys(df.init))
@@ -123,7 +112,7 @@ else:
 # ### Figure 5 — effect of the gain
 
 # %%
-fig5 = load("at_init/fig5.parquet")  # Fig. G5 draws the same runs
+fig5 = load("at_init/fig5.parquet", feeds=["meterez2024-fig5", "meterez2024-figg5"])  # G5: the same runs
 if fig5 is None:
     render.not_run("meterez2024-fig5", NOT_RUN)
 else:
@@ -175,10 +164,8 @@ else:
 # ### Figure G6 — influence of mean reduction
 
 # %%
-df = load("at_init/figg6.parquet")
-if df is None:
-    render.not_run("meterez2024-figg6", NOT_RUN)
-else:
+df = load("at_init/figg6.parquet", "meterez2024-figg6")
+if df is not None:
     fig = pm.depth_figure(df, "mean_reduction", [True, False], {True: "With", False: "Without"}, "Mean reduction",
                           y_label=r"$\log\|\nabla_{W_0}\mathcal{L}\|_F$")
     with_mean, without_mean = (df[df.mean_reduction == flag].iloc[0] for flag in (True, False))
@@ -197,10 +184,8 @@ else:
 # ### Figure E1 — explosion rate vs a constant gain α
 
 # %%
-df = load("at_init/fige1.parquet")
-if df is None:
-    render.not_run("meterez2024-fige1", NOT_RUN)
-else:
+df = load("at_init/fige1.parquet", "meterez2024-fige1")
+if df is not None:
     rates = df[df.metric == "rate"].assign(ell=lambda f: f.layer.map(str))
     fits = m24s.explosion_fit(df).set_index("activation")
     fig = pm.rate_panels(rates, "gain", "ell", r"$\alpha$", r"$R(\ell)$", r"$\ell$", fits=fits)
@@ -222,10 +207,8 @@ else:
 # ### Figure E2 — explosion rate vs the gain exponent
 
 # %%
-df = load("at_init/fige2.parquet")
-if df is None:
-    render.not_run("meterez2024-fige2", NOT_RUN)
-else:
+df = load("at_init/fige2.parquet", "meterez2024-fige2")
+if df is not None:
     rates = df[df.metric == "rate"].assign(exponent=lambda f: -f.gain_exponent)
     layer = int(rates.layer.iloc[0])
     fig = pm.rate_panels(rates, "exponent", "depth", "Gain exponent", f"$R({layer})$", "Depth")
@@ -242,10 +225,8 @@ else:
 # ### Table D1 — average rank of input-batch Gram matrices
 
 # %%
-df = load("tabled1/*.parquet")
-if df is None:
-    render.not_run("meterez2024-tabled1", NOT_RUN)
-else:
+df = load("tabled1/*.parquet", "meterez2024-tabled1")
+if df is not None:
     table = m24s.rank_table_text(df)
     cosines = m24s.largest_n_cosines(df)
     transform = pm.transform_text(df["transform"].iloc[0], "data set's")
@@ -271,7 +252,9 @@ else:
 # %%
 from isonorm.experiments.meterez2024 import training_summaries as m24t
 
-TRAIN = load("training/*.parquet")  # one file per (stack, depth); rows carry their own data set
+TRAIN = load("training/*.parquet", feeds=[  # one file per (stack, depth); rows carry their own data set
+    "meterez2024-fig4", "meterez2024-fig6", "meterez2024-figf1", "meterez2024-figf2", "meterez2024-figg1",
+    "meterez2024-figg2", "meterez2024-figg3", "meterez2024-figg4"])
 TCFG = cfg["training"]
 TRAIN_SETUP = pm.training_setup(TCFG)
 STOPPED = pm.stopped_note(0 if TRAIN is None else len(m24t.stopped_runs(TRAIN)))

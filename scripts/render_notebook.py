@@ -10,11 +10,11 @@ with logged_job(snakemake):
         notebook=snakemake.input.notebook,
         executed=snakemake.output.executed,
         page=snakemake.output.page,
-        parameters={
+        parameters={"run": {  # the notebook's one parameter (isonorm.report.notebook.open_paper)
             "results_dir": str(Path(snakemake.input.claims).parent),  # <results root>/<slug>
             "report_dir": str(Path(snakemake.output.page).parent),
             "preset": snakemake.params.preset,
-            "config_json": snakemake.config[snakemake.wildcards.slug],
-        },
+            "config": dict(snakemake.config[snakemake.wildcards.slug]),
+        }},
         log_path=snakemake.log[0],
     )

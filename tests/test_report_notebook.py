@@ -147,8 +147,9 @@ def test_open_paper_reads_the_parameters_sets_the_style_and_loads_results(tmp_pa
     applied: dict = {}
     monkeypatch.setattr(sns, "set_theme", lambda **style: applied.update(style))
 
-    page = notebook.open_paper("lu2024", results_dir=results, report_dir=tmp_path / "report", preset="quick",
-                               config_json='{"fig2": {"layer": "linearH.0"}}', style={"style": "white"})
+    run = {"results_dir": str(results), "report_dir": str(tmp_path / "report"), "preset": "quick",
+           "config": {"fig2": {"layer": "linearH.0"}}}
+    page = notebook.open_paper("lu2024", run, style={"style": "white"})
     assert page.cfg == {"fig2": {"layer": "linearH.0"}} and applied == {"style": "white"}
     assert list(page.load("fig2/*.parquet").x) == [1.0, 2.0]
     assert page.load("table5/*.parquet") is None  # not run in this configuration
@@ -392,3 +393,27 @@ def test_an_item_names_the_functions_whose_results_its_cell_loaded(tmp_path, sho
     renderer.table(pd.DataFrame({"a": [1]}), "lu2024-apptable1", "notation")
     assert "Computed by isonorm.experiments.lu2024.trained_nets:fnn." in shown[0]
     assert "Computed by" not in shown[1]
+
+
+def test_a_load_that_finds_nothing_shows_its_items_as_not_run(tmp_path, shown):
+    renderer = ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper")
+    page = notebook.PaperPage("lu2024", {}, tmp_path / "results", renderer)
+    assert page.load("table1/*.parquet", "lu2024-table1", "lu2024-fig2") is None
+    assert list(renderer.rendered) == ["lu2024-table1", "lu2024-fig2"]
+    assert all('class="item not-run"' in html for html in shown)
+
+
+def test_a_load_names_the_items_it_feeds_in_later_cells(tmp_path, shown, monkeypatch):
+    from isonorm.results import write_results
+
+    running = {"cell": 1}
+    monkeypatch.setattr(notebook, "_cell", lambda: running["cell"])
+    write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "results" / "t5" / "a.parquet",
+                  config={"function": "isonorm.experiments.lu2024.lora:table5_lora_runs"})
+    renderer = ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper")
+    page = notebook.PaperPage("lu2024", {}, tmp_path / "results", renderer)
+    page.load("t5/*.parquet", feeds=["lu2024-table5"])
+    running["cell"] = 2
+    renderer.table(pd.DataFrame({"a": [1]}), "lu2024-apptable1", "notation")
+    renderer.table(pd.DataFrame({"a": [1]}), "lu2024-table5", "the parts")
+    assert "Computed by" not in shown[0] and "lora:table5_lora_runs" in shown[1]

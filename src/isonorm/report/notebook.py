@@ -14,7 +14,6 @@ a fitted reading (``markup.outcome_sentences``; docs/decisions/README.md, "Verdi
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -79,26 +78,29 @@ class ItemRenderer:
         self.scored = score(references, claims) if references is not None else None
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
-        # The library functions that computed the results loaded in this notebook cell (PaperPage.load): the items
-        # the cell renders say they were "computed by" them, so a reader finds the code from the page (grep the
-        # function in rules/). An item of another cell (a static table) names none.
-        self.sources: list[str] = []
+        # The library functions that computed an item's results (PaperPage.load): the item says it was "computed
+        # by" them, so a reader finds the code from the page (grep the function in rules/). A load names the items
+        # it feeds; a load that names none feeds the items its own notebook cell renders. A static item names none.
+        self.sources: dict[str, list[str]] = {}
+        self._cell_sources: list[str] = []
         self._sources_cell: object = None
-        self._rendered_since_load = False
 
-    def loaded(self, functions: Iterable[str]) -> None:
-        """Results of ``functions`` were loaded: the items this cell renders next name them, until a load after a
-        render starts a new set."""
-        if self._rendered_since_load or self._sources_cell != _cell():
-            self.sources, self._rendered_since_load = [], False
-        self._sources_cell = _cell()
-        self.sources = list(dict.fromkeys([*self.sources, *(f for f in functions if f)]))
+    def loaded(self, functions: Iterable[str], items: Iterable[str] = ()) -> None:
+        """Results of ``functions`` were loaded for ``items`` (none: for the items this cell renders)."""
+        functions = [f for f in functions if f]
+        if self._sources_cell != _cell():
+            self._cell_sources, self._sources_cell = [], _cell()
+        for item in items:
+            self.sources[item] = list(dict.fromkeys([*self.sources.get(item, []), *functions]))
+        if not items:
+            self._cell_sources = list(dict.fromkeys([*self._cell_sources, *functions]))
 
-    def _computed_by(self) -> str:
-        self._rendered_since_load = True
-        if not self.sources or self._sources_cell != _cell():
+    def _computed_by(self, item: str) -> str:
+        cell = self._cell_sources if self._sources_cell == _cell() else []
+        sources = list(dict.fromkeys([*self.sources.get(item, []), *cell]))
+        if not sources:
             return ""
-        return f' <span class="computed-by">Computed by {escape(", ".join(self.sources))}.</span>'
+        return f' <span class="computed-by">Computed by {escape(", ".join(sources))}.</span>'
 
     def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None,
                paper_points: str | None = None) -> None:
@@ -227,7 +229,7 @@ class ItemRenderer:
             + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
             + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
             + self._outcomes(item)
-            + self._computed_by()
+            + self._computed_by(item)
             + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
         )
         # A figure says how many of the paper's values it draws (the browser check counts them).
@@ -264,26 +266,37 @@ class PaperPage:
     results: Path
     render: ItemRenderer
 
-    def load(self, pattern: str) -> pd.DataFrame | None:
+    def __iter__(self):
+        """A notebook unpacks its page as ``cfg, render, load = open_paper(...)``."""
+        return iter((self.cfg, self.render, self.load))
+
+    def load(self, pattern: str, *items: str, feeds: Iterable[str] = ()) -> pd.DataFrame | None:
         """All Parquet files under the paper's results folder matching ``pattern`` (e.g. ``"fig3/*.parquet"``),
-        or None when none exist (the item was not run in this configuration). The items rendered next say which
-        library function computed them (from each file's provenance, architecture §5)."""
+        or None when none exist (the item was not run in this configuration): then each of ``items``, the ids
+        rendered from them, is shown as not run. Each of ``items`` and ``feeds`` (the items that later cells render
+        from these results, and show as not run themselves), or with none named each item this cell renders, says
+        which library function computed the results (from each file's provenance, architecture §5)."""
         files = sorted(self.results.glob(pattern))
         if not files:
+            for item in items:
+                self.render.not_run(item, NOT_RUN)
             return None
-        self.render.loaded(read_metadata(f).get("config", {}).get("function", "") for f in files)
+        self.render.loaded([read_metadata(f).get("config", {}).get("function", "") for f in files],
+                           [*items, *feeds])
         return read_all_results(files)
 
 
-def open_paper(slug: str, *, results_dir: str | Path, report_dir: str | Path, preset: str, config_json: str,
-               style: dict[str, Any]) -> PaperPage:
-    """The first cell of every paper notebook: parse the papermill parameters, set the paper's plot ``style``
-    (keyword arguments of ``seaborn.set_theme``, chosen to look like the paper's figures) and open its page.
+def open_paper(slug: str, run: dict[str, Any], *, style: dict[str, Any]) -> PaperPage:
+    """The first cell of every paper notebook: read the run the notebook rule passes (papermill's one parameter
+    ``run``: ``results_dir``, ``report_dir``, ``preset`` and the paper's ``config`` section), set the paper's plot
+    ``style`` (keyword arguments of ``seaborn.set_theme``, chosen to look like the paper's figures) and open its
+    page.
 
     The reported values are read from ``notebooks/reference/<slug>.yaml`` and this run's measured quantities
     from ``<results_dir>/claims.parquet`` (architecture §3), as the notebook rule declares them."""
-    cfg = json.loads(config_json)  # the paper's config section; papermill passes non-str parameters as JSON
     sns.set_theme(**style)
-    results = Path(results_dir)
-    render = ItemRenderer(slug, report_dir, REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet", preset)
+    results = Path(run["results_dir"])
+    render = ItemRenderer(slug, run["report_dir"], REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet",
+                          run["preset"])
+    cfg = run["config"]
     return PaperPage(slug, cfg, results, render)

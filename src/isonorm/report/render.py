@@ -8,7 +8,6 @@ outputs, for whoever wants to see how a figure was drawn) and rendered without c
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping
@@ -29,8 +28,8 @@ def render_paper_notebook(
     log_path: str | Path | None = None,
     cwd: str | Path = ".",
 ) -> None:
-    """Run ``notebook`` with ``parameters`` (non-str values are passed as JSON strings) and write the page."""
-    params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in parameters.items()}
+    """Run ``notebook`` with ``parameters`` (papermill writes them as Python literals) and write the page."""
+    params = dict(parameters)
     source = jupytext.read(notebook)
     with tempfile.TemporaryDirectory() as tmp:
         template = Path(tmp) / (Path(notebook).stem + ".ipynb")

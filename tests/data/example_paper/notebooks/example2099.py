@@ -16,29 +16,22 @@
 # The paper's one figure, drawn from this run's results (`results/example2099/`), next to what it printed.
 
 # %% tags=["parameters"]
-results_dir = "results/example2099"
-report_dir = "report"
-preset = "paper"
-config_json = "{}"
+run = {}  # the run the notebook rule passes: results and report folders, preset, config section
 
 # %%
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from isonorm.report.notebook import CI, NOT_RUN, open_paper
+from isonorm.report.notebook import CI, open_paper
 
-page = open_paper("example2099", results_dir=results_dir, report_dir=report_dir, preset=preset,
-                  config_json=config_json, style=dict(style="whitegrid", context="paper"))
-cfg, render, load = page.cfg, page.render, page.load
+cfg, render, load = open_paper("example2099", run, style=dict(style="whitegrid", context="paper"))
 
 # %% [markdown]
 # ## Figure 1 — PII of a random matrix vs width
 
 # %%
-df = load("fig1/*.parquet")
-if df is None:
-    render.not_run("example2099-fig1", NOT_RUN)
-else:
+df = load("fig1/*.parquet", "example2099-fig1")  # None, and the item shown as not run, without results
+if df is not None:
     fig, ax = plt.subplots(figsize=(4, 3))
     sns.lineplot(data=df, x="width", y="pii", marker="o", ax=ax, **CI)
     ax.set(xscale="log", xlabel="width d", ylabel="PII of the columns")
