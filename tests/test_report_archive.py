@@ -13,7 +13,8 @@ import pytest
 from snakemake.io import apply_wildcards, glob_wildcards
 from snakemake.iocontainers import Wildcards
 
-from conftest import PAPERS, QUICK, snakemake
+from conftest import PAPERS as RUN_PAPERS  # the config's papers: the quick run's pages
+from conftest import QUICK, snakemake
 from isonorm.report.archive import (
     ALL_PAPERS, ARCHIVE_DIR, ARCHIVE_PATTERNS, OVERVIEW, PAPER_PAGE, archive_category, archive_labels,
     archive_subcategory, lay_out_archive, site_files,
@@ -109,19 +110,19 @@ def site_folder(unpacked: Path) -> Path:
 def test_archive_holds_the_whole_site_in_its_layout(quick_run, unpacked):
     site = site_folder(unpacked)
     report = quick_run / QUICK["report"]
-    expected = {str(p) for p in site_files(report, [{"slug": s, "html": f"{s}.html"} for s in PAPERS])}
+    expected = {str(p) for p in site_files(report, [{"slug": s, "html": f"{s}.html"} for s in RUN_PAPERS])}
     assert {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()} == expected
-    assert {"index.html", "scoreboard.html", *(f"{slug}.html" for slug in PAPERS)} <= expected
+    assert {"index.html", "scoreboard.html", *(f"{slug}.html" for slug in RUN_PAPERS)} <= expected
 
 
 @pytest.mark.integration
 def test_archive_files_every_result_by_paper_and_item(unpacked):
     categories = report_data(unpacked, "categories")
-    assert set(categories) == {ALL_PAPERS, *PAPERS}
+    assert set(categories) == {ALL_PAPERS, *RUN_PAPERS}
     assert "Other" not in {sub for subs in categories.values() for sub in subs}
     assert sorted(Path(p).name for p in categories[ALL_PAPERS][OVERVIEW]) == ["index.html", "scoreboard.csv",
                                                                                "scoreboard.html"]
-    for slug in PAPERS:
+    for slug in RUN_PAPERS:
         page = PAPER_PAGE.format(slug=slug)
         assert [Path(p).name for p in categories[slug][page]] == [f"{slug}.html"]
         items = {sub: paths for sub, paths in categories[slug].items() if sub != page}
