@@ -305,8 +305,8 @@ def test_every_job_ran_under_slurm_or_as_a_local_rule(slurm_run, local_slurm):
 
 def test_gpu_rules_ask_for_exactly_one_gpu_and_bundle_their_seeds(slurm_run):
     work, log = slurm_run
-    declared = declared_rules(work)
-    gpu_rules = {name for name, body in declared.items() if re.search(r"\bgpu=training_gpus\b", body)}
+    # every training holds a GPU (rules/common.smk: TRAINING = job_size("training", gpu=training_gpus))
+    gpu_rules = {rule for rule, kind in rule_kinds(work).items() if kind == "training"}
     assert {"daneshmand2021_depth_training", "daneshmand2021_fig4b", "daneshmand2021_appfig7"} <= gpu_rules
     subs = submissions(log)
     gpu_subs = [s for s in subs if set(s["rules"]) & gpu_rules]
