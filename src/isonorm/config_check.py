@@ -23,7 +23,7 @@ import jsonschema
 import yaml
 
 from .atomic import write_text_atomically
-from .outputs import PAPER_SLUG
+from .outputs import is_paper_slug
 
 LOG_PATH = Path("logs/config_check.log")  # fixed: the preset, which picks logs/<preset>/, may itself be wrong
 SHOWN_ERRORS = 3
@@ -75,7 +75,7 @@ def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: Co
         default_config = yaml.load(Path(defaults).read_text(encoding="utf-8"), Loader=loader) or {}
         described = schema.setdefault("properties", {})
         for key, section in default_config.items():
-            if key not in described and PAPER_SLUG.fullmatch(str(key)):
+            if key not in described and is_paper_slug(key):
                 described[key] = shape_of(section)
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])

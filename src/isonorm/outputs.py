@@ -20,9 +20,14 @@ RESERVED_PRESET_NAMES = ("benchmarks",)
 OUTPUT_KINDS = ("results", "report", "logs")
 
 
+def is_paper_slug(name: object) -> bool:
+    """Whether ``name`` is written as a paper's slug (:data:`PAPER_SLUG`)."""
+    return isinstance(name, str) and PAPER_SLUG.fullmatch(name) is not None
+
+
 def output_roots(preset: str) -> dict[str, Path]:
     """``{"results": …, "report": …, "logs": …}`` of the run made with ``preset``."""
-    if preset in RESERVED_PRESET_NAMES or PAPER_SLUG.fullmatch(preset):
+    if preset in RESERVED_PRESET_NAMES or is_paper_slug(preset):
         raise ValueError(
             f"preset {preset!r} would write into results/{preset}/, which the paper configuration uses; "
             "rename the preset (the `preset:` key of its file) so that it does not look like a paper's slug"

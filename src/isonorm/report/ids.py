@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..outputs import PAPER_SLUG
+from ..outputs import is_paper_slug as is_slug  # the one test of a slug's form
 
 
 # Lower-case letters and digits in hyphen-separated words, e.g. ``joudaki2023-figb5``, ``lu2024-apptable3``.
@@ -19,11 +19,6 @@ ITEM_ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 def paper_of(item: str) -> str:
     """The slug an item id belongs to: everything before the first hyphen."""
     return item.split("-", 1)[0]
-
-
-def is_slug(name: object) -> bool:
-    """Whether ``name`` is written as a paper's slug: the first author's name and the year (``lu2024``)."""
-    return isinstance(name, str) and PAPER_SLUG.fullmatch(name) is not None
 
 
 def check_slug(slug: str) -> str:

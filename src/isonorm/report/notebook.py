@@ -87,9 +87,9 @@ class ItemRenderer:
 
     def loaded(self, functions: Iterable[str], items: Iterable[str] = ()) -> None:
         """Results of ``functions`` were loaded for ``items`` (none: for the items this cell renders)."""
-        functions = [f for f in functions if f]
-        if self._sources_cell != _cell():
-            self._cell_sources, self._sources_cell = [], _cell()
+        functions, cell = [f for f in functions if f], _cell()
+        if self._sources_cell != cell:
+            self._cell_sources, self._sources_cell = [], cell
         for item in items:
             self.sources[item] = list(dict.fromkeys([*self.sources.get(item, []), *functions]))
         if not items:
