@@ -152,18 +152,20 @@ def two_papers(tmp_path):
         reference("lu2024-fig2", "a_d300", 1.0, reading="fitted", note="width chosen to fit"),  # fitted
         reference("lu2024-fig3", "input_norm", 1.0, check="consistency"),  # a consistency check that fails
         reference("lu2024-fig3", "wide", 1.0, tolerance=0.5, basis="claim"),  # a weak match
-        reference("lu2024-fig3", "spread", 1.0, contrast="wide"),  # matches within its spread; weak by contrast
+        reference("lu2024-fig3", "spread", 1.0, contrast="wide"),  # spread wider than its tolerance: inconclusive
+        reference("lu2024-fig3", "one_run", 1.0),  # a single stochastic run: inconclusive
     ]}))
     (refs / "joudaki2023.yaml").write_text(yaml.safe_dump({"paper": "joudaki2023", "title": "t", "references": [
         reference("joudaki2023-fig1", "a", 2.0),
     ]}))
     claims = pd.DataFrame({
         "item": ["lu2024-fig2", "lu2024-fig2", "lu2024-table5", "lu2024-fig3", "lu2024-fig9", "lu2024-fig2",
-                 "lu2024-fig2", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3"],
-        "quantity": ["a", "b", "c", "holds", "extra", "a_offset", "a_d300", "input_norm", "wide", "spread"],
-        "value": [1.05, 1.5, NAN, 1.0, 7.0, 0.95, 1.0, 2.0, 1.2, 1.25],
-        "spread": [NAN, NAN, NAN, NAN, NAN, 0.01, NAN, NAN, NAN, 0.2],
-        "note": ["", "", "could not fit", "", "not in the paper", "", "", "", "", ""],
+                 "lu2024-fig2", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3"],
+        "quantity": ["a", "b", "c", "holds", "extra", "a_offset", "a_d300", "input_norm", "wide", "spread", "one_run"],
+        "value": [1.05, 1.5, NAN, 1.0, 7.0, 0.95, 1.0, 2.0, 1.2, 1.25, 1.0],
+        "spread": [NAN, NAN, NAN, NAN, NAN, 0.01, NAN, NAN, NAN, 0.2, NAN],
+        "runs": [NAN, NAN, NAN, NAN, NAN, 10, NAN, NAN, NAN, 10, 1],
+        "note": ["", "", "could not fit", "", "not in the paper", "", "", "", "", "", ""],
     })
     write_claims(claims, tmp_path / "results" / "lu2024" / "claims.parquet", "lu2024")
     reference_files = [refs / "lu2024.yaml", refs / "joudaki2023.yaml"]
@@ -186,7 +188,8 @@ def test_every_verdict_path(two_papers):
         ("lu2024-fig2", "a_d300"): "fitted",
         ("lu2024-fig3", "input_norm"): "mismatch",
         ("lu2024-fig3", "wide"): "match",
-        ("lu2024-fig3", "spread"): "match",
+        ("lu2024-fig3", "spread"): "inconclusive",
+        ("lu2024-fig3", "one_run"): "inconclusive",
         ("joudaki2023-fig1", "a"): "not-run",  # claims file missing
         ("lu2024-fig9", "extra"): "no-reference",
     }
@@ -197,6 +200,10 @@ def test_every_verdict_path(two_papers):
     assert rows.loc[("lu2024-fig4", "a"), "note"] == "the item produced no claims in this run"
     assert rows.loc[("lu2024-fig2", "a_d300"), "note"] == "width chosen to fit"
     assert rows.loc[("lu2024-fig2", "a_offset"), "spread"] == 0.01
+    # An undecided row says what would decide it: 10 runs gave ±0.2 at a tolerance of 0.1, so about 40 would.
+    assert rows.loc[("lu2024-fig3", "spread"), "note"].startswith(
+        "the spread ±0.2 is too wide to decide at the tolerance (it would need ±0.1); about 40 runs would decide it")
+    assert rows.loc[("lu2024-fig3", "one_run"), "note"].startswith("one run has no spread")
     assert rows.loc[("lu2024-fig3", "wide"), "basis"] == "claim" and rows.loc[("lu2024-fig3", "wide"), "basis_detail"]
     assert (rows.loc[("lu2024-fig3", "input_norm"), ["reading", "check"]] == ["default", "consistency"]).all()
     weak_rows = {key for key, w in rows["weak"].items() if w}
@@ -231,25 +238,38 @@ def test_summary_counts_only_default_reproduction_rows(two_papers):
     summary = summarize_scoreboard(board)
     assert list(summary.columns) == [*HEADLINE_VERDICTS, "total"] and "fitted" not in summary.columns
     # The alternative, the fitted reading and the consistency check are not in the headline counts.
-    assert summary.loc["lu2024"].to_dict() == {"match": 4, "mismatch": 1, "failed": 2, "not-run": 1,
-                                               "no-reference": 1, "total": 9}
+    assert summary.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "inconclusive": 2, "failed": 2,
+                                               "not-run": 1, "no-reference": 1, "total": 10}
     assert summary.loc["joudaki2023", "not-run"] == 1
-    assert summary.loc["total", "total"] == 10
+    assert summary.loc["total", "total"] == 11
     assert (summary.drop(index="total").sum() == summary.loc["total"]).all()
 
 
 def test_apart_counts_and_headline(two_papers):
     board = build_scoreboard(*two_papers, preset="paper")
     apart = apart_counts(board)
-    assert apart.loc["lu2024"].to_dict() == {"weak": 2, "alternatives": 1, "alternatives_match": 1,
-                                             "consistency": 1, "consistency_hold": 0, "fitted": 1}
+    assert apart.loc["lu2024"].to_dict() == {"weak": 1, "alternatives": 1, "alternatives_match": 1,
+                                             "consistency": 1, "consistency_hold": 0, "fitted": 1,
+                                             "inconclusive": 2}
     assert apart.loc["total", "fitted"] == 1
-    assert headline(board) == ("4 of 7 default rows match (2 weak); 2 failed; alternatives 1/1; consistency 0/1; "
-                               "fitted 1")
+    assert headline(board) == ("3 of 6 default rows match (1 weak); 2 failed; 2 inconclusive; alternatives 1/1; "
+                               "consistency 0/1; fitted 1")
     # After a round trip through the CSV (weak as text, readings of no-reference rows empty) the same.
     assert headline(read_scoreboard(write_scoreboard(board, two_papers[0][0].parent / "s.csv"))) == headline(board)
     empty = pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
-    assert headline(empty) == "0 of 0 default rows match (0 weak); 0 failed; alternatives 0/0; consistency 0/0; fitted 0"
+    assert headline(empty) == ("0 of 0 default rows match (0 weak); 0 failed; 0 inconclusive; alternatives 0/0; "
+                               "consistency 0/0; fitted 0")
+
+
+def test_a_repeated_reported_value_is_shown_but_counted_once():
+    board = pd.DataFrame({
+        "paper": ["joudaki2023"] * 3, "item": ["joudaki2023-table2", "joudaki2023-tableb1", "joudaki2023-fig5"],
+        "quantity": ["beta_relu_a1", "beta_relu_a1", "log10_gap_l30"], "verdict": ["match", "match", "mismatch"],
+        "provenance": ["printed"] * 3, "reading": ["default"] * 3, "check": ["consistency", "consistency", "reproduction"],
+        "same_as": [None, "joudaki2023-table2:beta_relu_a1", None], "weak": [False] * 3,
+    })
+    assert apart_counts(board).loc["joudaki2023", "consistency"] == 1
+    assert headline(board).startswith("0 of 1 default rows match")
 
 
 def test_a_fitted_reading_never_counts_as_a_match():

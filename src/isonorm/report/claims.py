@@ -3,8 +3,9 @@
 Columns ``item`` (e.g. ``daneshmand2021-fig2b``), ``quantity`` (short key, e.g. ``slope_caption``), ``value``
 (float; a boolean claim as 1.0/0.0; NaN when it could not be computed), ``spread`` (the value's own seed spread:
 the half-width of a 95 % confidence interval over the runs the item makes, or over blocks of runs where the paper
-averages many; NaN where the value has no seed spread: a closed form, a quadrature, a single deterministic run)
-and ``note`` (free text, e.g. how the value was obtained). The scoreboard matches them to ``notebooks/reference/<slug>.yaml`` by
+averages many; NaN where the value has no seed spread: a closed form, a quadrature, a single deterministic run),
+``runs`` (how many runs or blocks the spread was taken over; NaN for a value with no seed spread, 1 for a single
+stochastic run, whose verdict is then ``inconclusive``: docs/decisions/README.md, "Verdicts") and ``note`` (free text, e.g. how the value was obtained). The scoreboard matches them to ``notebooks/reference/<slug>.yaml`` by
 ``(item, quantity)``.
 """
 
@@ -20,7 +21,7 @@ import pandas as pd
 from ..results import read_results, write_results
 from .ids import check_item_id
 
-CLAIM_COLUMNS = ("item", "quantity", "value", "spread", "note")
+CLAIM_COLUMNS = ("item", "quantity", "value", "spread", "runs", "note")
 
 
 class Measured(NamedTuple):
@@ -29,12 +30,14 @@ class Measured(NamedTuple):
 
     value: float
     spread: float = math.nan
+    runs: float = math.nan
 
 
 def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = None) -> pd.DataFrame:
     """``frame`` with ``value`` as float, or a ValueError naming ``source`` and the offending rows."""
-    if "spread" not in frame.columns:  # claims written before the column existed: no spread known
-        frame = frame.assign(spread=math.nan)
+    for column in ("spread", "runs"):  # claims written before the column existed: not known
+        if column not in frame.columns:
+            frame = frame.assign(**{column: math.nan})
     missing = [c for c in CLAIM_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{source}: claims need columns {list(CLAIM_COLUMNS)}; missing {missing}")
@@ -47,6 +50,7 @@ def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = 
     try:
         frame["value"] = frame["value"].astype(float)
         frame["spread"] = frame["spread"].astype(float)
+        frame["runs"] = frame["runs"].astype(float)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{source}: columns `value` and `spread` must be numeric (booleans as 1.0/0.0): {err}") from None
     negative = frame[frame["spread"] < 0]
@@ -92,8 +96,9 @@ def spread_over_runs(values: Sequence[float] | np.ndarray) -> float:
 
 def measured_over_runs(values: Sequence[float] | np.ndarray) -> Measured:
     """The mean of per-run (or per-block) values with its seed spread (``spread_over_runs``)."""
-    finite = np.asarray(values, dtype=float)
-    return Measured(float(np.mean(finite)) if finite.size else math.nan, spread_over_runs(finite))
+    values = np.asarray(values, dtype=float)
+    runs = int(np.isfinite(values).sum())
+    return Measured(float(np.mean(values)) if values.size else math.nan, spread_over_runs(values), float(runs))
 
 
 def blocks(values: Sequence[float] | np.ndarray, count: int) -> np.ndarray:
@@ -120,7 +125,7 @@ def measure_parts(
     """
     rows = [
         {"item": f"{slug}-{item}", "quantity": quantity, "value": float(measured.value),
-         "spread": float(measured.spread), "note": ""}
+         "spread": float(measured.spread), "runs": float(measured.runs), "note": ""}
         for part in parts
         for item, quantities in part(results, config).items()
         for quantity, measured in ((q, _measured(v)) for q, v in quantities.items())

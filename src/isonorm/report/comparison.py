@@ -11,12 +11,13 @@ import math
 from typing import NamedTuple
 
 # Verdicts in display order (architecture §7; docs/decisions/README.md, "Verdicts").
-MATCH, MISMATCH, FAILED, FITTED, NOT_RUN, NO_REFERENCE = (
-    "match", "mismatch", "failed", "fitted", "not-run", "no-reference")
-VERDICTS = (MATCH, MISMATCH, FAILED, FITTED, NOT_RUN, NO_REFERENCE)
+MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE = (
+    "match", "mismatch", "inconclusive", "failed", "fitted", "not-run", "no-reference")
+VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE)
 # The verdicts a headline row can have: a fitted reading is never one ("Verdicts").
 HEADLINE_VERDICTS = tuple(v for v in VERDICTS if v != FITTED)
-# The verdicts of a row that was scored: its item ran and it has a reference that is not a fitted reading.
+# The verdicts of a row that was scored and decided: its item ran, it has a reference that is not a fitted reading,
+# and its spread let the run decide (an inconclusive row is counted apart, "Verdicts").
 SCORED = (MATCH, MISMATCH, FAILED)
 
 # Readings and checks of a reference row (references.READINGS, references.CHECKS): only default reproduction rows
@@ -82,20 +83,58 @@ def within(reproduced: float, reported: float, compare: str, tolerance: float, s
     }[compare]()
 
 
+def decide(reproduced: float, reported: float, compare: str, tolerance: float,
+           spread: float | None = None) -> tuple[str, float]:
+    """``match``, ``mismatch`` or ``inconclusive`` by the rule alone, with the spread that would decide an
+    inconclusive row (NaN otherwise; docs/decisions/README.md, "Verdicts").
+
+    Two-sided (``abs``, ``rel``): a mismatch lies outside r ± (t + s); inside it the run decides only when its spread
+    s is at most the tolerance (else it cannot tell whether the value lies within it). One-sided (``le``, ``ge``): a
+    match holds beyond the spread (x + s <= r + t), a mismatch fails beyond it (x − s > r + t); x ± s across the bound
+    is undecided.
+    """
+    _check_rule(compare)
+    x, r, t, s = float(reproduced), float(reported), float(tolerance), _spread(spread)
+    if compare in ("le", "ge"):
+        if within(x, r, compare, t, s):
+            return MATCH, math.nan
+        if not within(x, r, compare, t, -s):
+            return MISMATCH, math.nan
+        return INCONCLUSIVE, abs(x - (r + t if compare == "le" else r - t))
+    if not within(x, r, compare, t, s):
+        return MISMATCH, math.nan
+    width = t * abs(r) if compare == "rel" else t
+    if compare != "true" and s > width + _slack(s, width):
+        return INCONCLUSIVE, width
+    return MATCH, math.nan
+
+
+def runs_to_decide(runs: float | None, spread: float, needed: float) -> int | None:
+    """How many runs would shrink ``spread`` to ``needed`` (a spread falls as 1/√runs), or None when unknown."""
+    if _missing(runs) or not runs or _missing(needed) or needed <= 0:
+        return None
+    return int(math.ceil(float(runs) * (float(spread) / float(needed)) ** 2))
+
+
 class Judgement(NamedTuple):
-    """A row's verdict and, for a failure or a row that did not run, why (the scoreboard's note says it)."""
+    """A row's verdict and, for a failure, an undecided row or a row that did not run, why (the note says it)."""
 
     verdict: str
     reason: str = ""
 
 
 def judge(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None,
-          spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True) -> Judgement:
+          spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True,
+          runs: float | None = None) -> Judgement:
     """The verdict of one scoreboard row (docs/decisions/README.md, "Verdicts").
 
-    ``ran``: whether the row's item produced any claim. In order: no reported value -> ``no-reference``; the item
-    produced no claim -> ``not-run``; a fitted reading -> ``fitted`` (never a match); the quantity missing, NaN,
-    or infinite while the reported value is finite -> ``failed``; else ``match`` or ``mismatch``.
+    ``ran``: whether the row's item produced any claim; ``runs``: how many runs (or blocks) the value's spread was
+    taken over, NaN/None for a value that has no seed spread (a closed form, a deterministic computation). In
+    order: no reported value -> ``no-reference``; the item produced no claim -> ``not-run``; a fitted reading ->
+    ``fitted`` (never a match); the quantity missing, NaN, or infinite while the reported value is finite ->
+    ``failed``; a value of one stochastic run (``runs`` 1, no spread) -> ``inconclusive``; outside the rule even
+    with its spread -> ``mismatch``; a spread too wide to decide at the tolerance -> ``inconclusive`` (with the runs
+    that would decide it); else ``match``.
     """
     if _missing(reported) or _missing(compare):
         return Judgement(NO_REFERENCE)
@@ -110,13 +149,26 @@ def judge(reproduced: float | None, reported: float | None, compare: str | None,
     if math.isinf(reproduced) and math.isfinite(reported):
         return Judgement(FAILED, "the reproduced value is infinite")
     tolerance = 0.0 if _missing(tolerance) else tolerance
-    return Judgement(MATCH if within(reproduced, reported, compare, tolerance, spread) else MISMATCH)
+    if compare != "true" and not _missing(runs) and float(runs) < 2 and _missing(spread):
+        return Judgement(INCONCLUSIVE, "one run has no spread: a difference from the paper cannot be told from "
+                                       "run-to-run noise; more seeds would decide it")
+    decided, needed = decide(reproduced, reported, compare, tolerance, spread)
+    if decided == INCONCLUSIVE:
+        more = runs_to_decide(runs, _spread(spread), needed)
+        tail = f"; about {more} runs would decide it (this run: {int(runs)})" if more else ""
+        return Judgement(INCONCLUSIVE, f"the spread ±{_spread(spread):.3g} is too wide to decide at "
+                                       f"{'the bound' if compare in ('le', 'ge') else 'the tolerance'} "
+                                       f"(it would need ±{needed:.3g}){tail}")
+    if decided == MISMATCH:
+        return Judgement(MISMATCH)
+    return Judgement(MATCH)
 
 
 def verdict(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None,
-            spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True) -> str:
+            spread: float | None = None, reading: str | None = DEFAULT, ran: bool = True,
+            runs: float | None = None) -> str:
     """:func:`judge`'s verdict alone."""
-    return judge(reproduced, reported, compare, tolerance, spread, reading, ran).verdict
+    return judge(reproduced, reported, compare, tolerance, spread, reading, ran, runs).verdict
 
 
 def half_width(reported: float, compare: str, tolerance: float, spread: float | None = None) -> float:

@@ -18,16 +18,17 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import FAILED, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN, VERDICTS
+from .comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN, VERDICTS
 from .ids import paper_of
 from .markup import NOT_REPRODUCIBLE, escape
 from .scoreboard import headline_rows
 
 # Worst first: the colour of a tile is the first of these that any of its reference values has.
-WORST_FIRST = (FAILED, MISMATCH, NOT_RUN, MATCH)
+WORST_FIRST = (FAILED, MISMATCH, INCONCLUSIVE, NOT_RUN, MATCH)
 # Tile states in legend order, with the words the legend uses.
 TILE_STATES = {
     MATCH: "match", MISMATCH: "mismatch (at least one value)", FAILED: "failed (at least one value)",
+    INCONCLUSIVE: "inconclusive (at least one value)",
     NOT_RUN: "not run (at least one value)",
     NOT_REPRODUCIBLE: "not reproducible", NO_REFERENCE: "no reference values",
 }

@@ -11,20 +11,20 @@ import math
 import pandas as pd
 
 from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
-from .comparison import (ALTERNATIVE, DEFAULT, FAILED, MISMATCH, counts_in_headline, describe_tolerance,
+from .comparison import (ALTERNATIVE, DEFAULT, FAILED, INCONCLUSIVE, MISMATCH, counts_in_headline, describe_tolerance,
                          marked_weak)
 
 # The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
 # it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
 NOT_REPRODUCIBLE = "not-reproducible"
 VERDICT_COLOURS = {
-    "match": "#b9e2c3", "mismatch": "#f3b6bc", "failed": "#f2c48e", "fitted": "#f1e7a8", "not-run": "#d9dbde",
-    "no-reference": "#e4eef8", NOT_REPRODUCIBLE: "#ddd0ee",
+    "match": "#b9e2c3", "mismatch": "#f3b6bc", "inconclusive": "#f6f0d4", "failed": "#f2c48e", "fitted": "#f1e7a8",
+    "not-run": "#d9dbde", "no-reference": "#e4eef8", NOT_REPRODUCIBLE: "#ddd0ee",
 }
 # Darker edges of the same hues, for bars and tiles.
 VERDICT_EDGES = {
-    "match": "#3f8f52", "mismatch": "#b8414d", "failed": "#b0661b", "fitted": "#9c8a2b", "not-run": "#7d8288",
-    "no-reference": "#7c98b6", NOT_REPRODUCIBLE: "#7d62a3",
+    "match": "#3f8f52", "mismatch": "#b8414d", "inconclusive": "#a89a5c", "failed": "#b0661b", "fitted": "#9c8a2b",
+    "not-run": "#7d8288", "no-reference": "#7c98b6", NOT_REPRODUCIBLE: "#7d62a3",
 }
 
 # For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.
@@ -183,8 +183,9 @@ def reference_table(scored: pd.DataFrame) -> str:
 
 def outcome_sentences(scored: pd.DataFrame) -> list[str]:
     """What happened to an item's rows, for its caption (docs/decisions/README.md, "Verdicts"): "Mismatch: …" and
-    "Failed: …" for its default rows, "Fitted: …" for its fitted readings, one sentence per row."""
-    sentences = {"Mismatch": [], "Failed": [], "Fitted": []}
+    "Failed: …" and "Inconclusive: …" for its default rows, "Fitted: …" for its fitted readings, one sentence per
+    row."""
+    sentences = {"Mismatch": [], "Failed": [], "Inconclusive": [], "Fitted": []}
     for row in scored.itertuples():
         note = f" ({row.note})" if isinstance(row.note, str) and row.note else ""
         if row.verdict == "fitted":
@@ -196,4 +197,7 @@ def outcome_sentences(scored: pd.DataFrame) -> list[str]:
                 f"{row.quantity} reproduced {with_spread(row.reproduced, row.spread)} vs {_rule(row)}{note}.")
         elif row.verdict == FAILED:  # its note says why (scoreboard.score)
             sentences["Failed"].append(f"{row.quantity} (paper {_rule(row)}){note}.")
+        elif row.verdict == INCONCLUSIVE:  # its note says what spread, and how many runs, would decide it
+            sentences["Inconclusive"].append(
+                f"{row.quantity} reproduced {with_spread(row.reproduced, row.spread)} vs {_rule(row)}{note}.")
     return [f"{label}: {' '.join(parts)}" for label, parts in sentences.items() if parts]

@@ -4,34 +4,37 @@
 the rule (``comparison.COMPARE_RULES``) under which ``reported``, ``tolerance`` and the reproduced value's
 ``spread`` are read; ``basis``/``basis_detail`` say where the tolerance comes from; ``reading`` and ``check`` say
 whether the row counts in the headline; ``weak`` marks a tolerance too wide to tell much; ``note`` says why a
-reading exists, or why a row failed or did not run (docs/decisions/README.md, "Verdicts"). A reference whose item
+reading exists, or why a row failed, is undecided or did not run; ``same_as`` names the row a repeated reported
+value is counted under (docs/decisions/README.md, "Verdicts"). A reference whose item
 produced no claim at all is ``not-run``; one whose item ran but whose value is missing, NaN or infinite is
 ``failed``; a reproduced quantity that no reference lists is ``no-reference``.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
 from .claims import CLAIM_COLUMNS, read_claims
-from .comparison import (ALTERNATIVE, CONSISTENCY, FITTED, FITTED_READING, HEADLINE_VERDICTS, MATCH, SCORED,
-                         counts_in_headline, judge, marked_weak, weak)
+from .comparison import (ALTERNATIVE, CONSISTENCY, FITTED, FITTED_READING, HEADLINE_VERDICTS, INCONCLUSIVE, MATCH,
+                         SCORED, counts_in_headline, judge, marked_weak, weak)
 from ..atomic import write_text_atomically
 from .ids import paper_of
 from .references import PROVENANCES, load_all_references
 
 SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
-                      "basis", "basis_detail", "reading", "check", "weak", "verdict", "provenance", "note", "preset")
+                      "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "provenance", "note",
+                      "preset")
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
     """All existing claims files concatenated; a missing file contributes nothing (its items are not-run)."""
     frames = [read_claims(p) for p in paths if Path(p).is_file()]
     if not frames:
-        return pd.DataFrame(columns=list(CLAIM_COLUMNS)).astype({"value": float, "spread": float})
+        return pd.DataFrame(columns=list(CLAIM_COLUMNS)).astype({"value": float, "spread": float, "runs": float})
     return pd.concat(frames, ignore_index=True)
 
 
@@ -56,6 +59,37 @@ def _contrast_values(merged: pd.DataFrame) -> list[float | None]:
             for item, c in zip(merged["item"], contrasts)]
 
 
+def figure_noise(spread: float, runs: float, figure_runs: float) -> float:
+    """The seed noise of a figure that plots a mean of ``figure_runs`` runs, as the 95 % half-width of such a mean:
+    this run's ``spread`` over its ``runs`` runs, scaled to the figure's count (a spread falls as 1/√runs); NaN when
+    any is unknown ("Three outcomes": the figure's own noise)."""
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (spread, runs, figure_runs)):
+        return math.nan
+    return float(spread) * math.sqrt(float(runs) / float(figure_runs))
+
+
+def _with_figure_noise(merged: pd.DataFrame) -> pd.DataFrame:
+    """Read-off rows of a figure that averages a few runs: their tolerance is the read-off precision plus the
+    figure's own seed noise (:func:`figure_noise`), and ``basis_detail`` says so."""
+    if "figure_runs" not in merged:
+        return merged
+    merged = merged.copy()
+    for index, row in merged.iterrows():
+        noise = figure_noise(row.get("spread"), row.get("runs"), row.get("figure_runs"))
+        if math.isnan(noise) or row.get("compare") not in ("abs", "rel") or not row.get("claimed"):
+            continue
+        reported = float(row["reported"])
+        if row["compare"] == "rel" and reported == 0:
+            continue
+        merged.at[index, "tolerance"] = float(row["tolerance"]) + (
+            noise if row["compare"] == "abs" else noise / abs(reported))
+        merged.at[index, "basis_detail"] = (
+            f"{row['basis_detail']}; the figure is a mean of {int(row['figure_runs'])} run"
+            f"{'s' if row['figure_runs'] != 1 else ''}: its own seed noise ±{noise:.2g} (this run's spread scaled to "
+            f"that count) is added to the read-off precision {float(row['tolerance']):g}")
+    return merged
+
+
 def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     """References joined with claims on (item, quantity), with a ``verdict`` and a ``weak`` mark per row.
 
@@ -64,13 +98,13 @@ def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
     follow the reference files' order; claims no reference lists come last. An item "ran" when the claims hold at
     least one row for it (docs/decisions/README.md, "Verdicts").
     """
-    merged = _joined(references, claims)
+    merged = _with_figure_noise(_joined(references, claims))
     merged["paper"] = merged["item"].map(paper_of)
     ran = set(claims["item"])
     reading = merged["reading"] if "reading" in merged else pd.Series(None, index=merged.index)
     judgements = [
         judge(r.reproduced if r.claimed else None, r.reported, r.compare, r.tolerance, r.spread, reading=rd,
-              ran=r.item in ran)
+              ran=r.item in ran, runs=r.runs)
         for r, rd in zip(merged.itertuples(), reading)
     ]
     merged["verdict"] = [j.verdict for j in judgements]
@@ -97,7 +131,7 @@ def build_scoreboard(
 
 
 # Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
-TEXT_COLUMNS = ("basis_detail", "note")
+TEXT_COLUMNS = ("basis_detail", "same_as", "note")
 
 
 def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
@@ -120,9 +154,18 @@ def read_scoreboard(path: str | Path) -> pd.DataFrame:
     return _texts_filled(frame)
 
 
+def counted_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows that count at all: one per reported value (a row that repeats another's value, ``same_as``, is
+    shown but counted under that row; "Counting")."""
+    repeats = _column(frame, "same_as").fillna("").astype(str).str.strip() != ""
+    return frame[~repeats]
+
+
 def headline_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows the headline counts: default readings of a reproduction (and no-reference rows, which have no
-    reading); alternatives, fitted readings and consistency checks are counted apart ("Verdicts")."""
+    reading), one per reported value; alternatives, fitted readings and consistency checks are counted apart
+    ("Verdicts")."""
+    frame = counted_rows(frame)
     mask = [counts_in_headline(r, c) for r, c in zip(_column(frame, "reading"), _column(frame, "check"))]
     return frame[pd.Series(mask, index=frame.index, dtype=bool)]
 
@@ -153,7 +196,9 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``weak`` (weak
     default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
     many match), ``consistency`` and ``consistency_hold`` (scored consistency checks, and how many hold),
-    ``fitted`` (fitted readings, never a match)."""
+    ``fitted`` (fitted readings, never a match), ``inconclusive`` (default reproduction rows whose spread could not
+    decide them), one row per reported value."""
+    frame = counted_rows(frame)
     scored = frame[frame["verdict"].isin(SCORED)]
     headline = headline_rows(scored)
     alternatives = scored[(_column(scored, "reading") == ALTERNATIVE) & (_column(scored, "check") != CONSISTENCY)]
@@ -163,6 +208,7 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
         "alternatives": alternatives, "alternatives_match": alternatives[alternatives["verdict"] == MATCH],
         "consistency": consistency, "consistency_hold": consistency[consistency["verdict"] == MATCH],
         "fitted": frame[(_column(frame, "reading") == FITTED_READING) | (frame["verdict"] == FITTED)],
+        "inconclusive": headline_rows(frame[frame["verdict"] == INCONCLUSIVE]),
     }
     papers = sorted(set(frame["paper"].dropna()))
     table = pd.DataFrame({name: part.groupby("paper").size().reindex(papers, fill_value=0)
@@ -173,11 +219,13 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 def headline(frame: pd.DataFrame) -> str:
     """The index's headline: "<matches> of <scored> default rows match (<weak> weak); <failed> failed;
-    alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed; weak = weak matches)."""
+    <inconclusive> inconclusive; alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed,
+    the rows the run decided; weak = weak matches)."""
     counts = summarize_scoreboard(frame).loc["total"]
     apart = apart_counts(frame).loc["total"]
     scored = int(sum(counts[v] for v in SCORED))
     return (f"{counts[MATCH]} of {scored} default rows match ({apart['weak']} weak); {counts['failed']} failed; "
+            f"{counts[INCONCLUSIVE]} inconclusive; "
             f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
             f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
 

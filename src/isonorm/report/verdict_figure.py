@@ -15,13 +15,13 @@ from typing import Sequence
 
 import pandas as pd
 
-from .comparison import FAILED, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
+from .comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
 from .markup import VERDICT_COLOURS, VERDICT_EDGES
 from .scoreboard import summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
 # nothing to reproduce and are counted in the caption instead.
-BAR_VERDICTS = (MATCH, MISMATCH, FAILED, NOT_RUN)
+BAR_VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, NOT_RUN)
 FIGURE_ID = "verdict-figure"
 
 
@@ -54,7 +54,7 @@ def _svg(counts: pd.DataFrame) -> str:
         for y, slug in enumerate(slugs):
             matched, total = counts.loc[slug, MATCH], totals[slug]
             text = f"{matched} of {total} match ({100 * matched / total:.0f} %)" if total else "no reference values"
-            text += "".join(f", {counts.loc[slug, v]} {v}" for v in (MISMATCH, FAILED) if counts.loc[slug, v])
+            text += "".join(f", {counts.loc[slug, v]} {v}" for v in (MISMATCH, INCONCLUSIVE, FAILED) if counts.loc[slug, v])
             ax.text(total + 0.01 * longest, y, " " + text, va="center", fontsize=9)
         ax.set_xlim(0, longest * 1.45)
         ax.set_xlabel("reference values")

@@ -30,4 +30,10 @@ def measured_with_spread(reduce: Reducer, frame: pd.DataFrame, block_runs: int =
     over the same quantity measured per run, or per block of ``block_runs`` runs where a reading pools many."""
     value = reduce(frame)
     units = per_block(reduce, frame, block_runs)
-    return {name: Measured(float(v), spread_over_runs(units.get(name, []))) for name, v in value.items()}
+    return {name: Measured(float(v), spread_over_runs(units.get(name, [])), _finite(units.get(name, [])))
+            for name, v in value.items()}
+
+
+def _finite(values: list[float]) -> float:
+    """How many runs (or blocks) the spread was taken over: the claims' ``runs``."""
+    return float(sum(1 for v in values if math.isfinite(v)))

@@ -126,7 +126,8 @@ def _per_run(frame: pd.DataFrame, **where: Any) -> pd.Series:
 
 def _with_spread(value: float, per_run: pd.Series | np.ndarray) -> Measured:
     """``value`` (a quantity of the mean curve) with the seed spread of its per-run values."""
-    return Measured(float(value), spread_over_runs(np.asarray(per_run, dtype=float)))
+    per_run = np.asarray(per_run, dtype=float)
+    return Measured(float(value), spread_over_runs(per_run), float(np.isfinite(per_run).sum()))
 
 
 def _log10(values: pd.Series) -> pd.Series:
