@@ -98,9 +98,40 @@ def test_simple_cnn_and_resnet_jobs(data_root):
     assert ts.pii_value(frame, "conv1", 0) == pytest.approx(1.0)
     res = dict(CNN, width=2, activation="gelu", train_accuracy=True, pii_layers=["layer1.0.conv1"])
     frame = tn.resnet18(res, item="table4", variant="original", optimizer="sgd", **_kw(data_root, "cifar10"))
-    train_acc = frame[frame.metric == "train_accuracy"]
-    assert train_acc[train_acc.epoch == 0].value.isna().all()  # train accuracy after the last epoch only
-    assert train_acc[train_acc.epoch == 1].value.between(0, 100).all()
+    running = frame[frame.metric == "train_accuracy"]  # the engine's running accuracy over the epoch's batches
+    assert running[running.epoch == 0].value.isna().all()  # nothing trained at epoch 0
+    assert running[running.epoch == 1].value.between(0, 100).all()
+    clean = frame[frame.metric == "train_accuracy_eval"]  # eval mode, un-augmented split, after the last epoch only
+    assert clean[clean.epoch == 0].value.isna().all()
+    assert clean[clean.epoch == 1].value.between(0, 100).all()
+
+
+def test_resnet_train_accuracy_is_the_running_one_over_the_augmented_batches(data_root, monkeypatch):
+    """The job's ``train_accuracy`` is the engine's ``train_acc`` in %, counted on the augmented batches: with the
+    augmentation swapped for one that makes every batch useless, the running accuracy follows it and the
+    eval-mode accuracy on the clean split does not see it."""
+    res = dict(CNN, width=2, activation="gelu", train_accuracy=True, pii_layers=["layer1.0.conv1"], epochs=2,
+               seeds=[42, 43])
+    seen: list = []
+    original = tn.train_stacked
+
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(result.history)
+        return result
+
+    monkeypatch.setattr(tn, "train_stacked", spy)
+    frame = tn.resnet18(res, item="table4", variant="norm_res", optimizer="adam", **_kw(data_root, "cifar10"))
+    history = seen[-1]
+    for row in history[history.epoch > 0].itertuples():
+        value = frame[(frame.metric == "train_accuracy") & (frame.seed == row.run) & (frame.epoch == row.epoch)]
+        assert value.value.item() == pytest.approx(100.0 * row.train_acc)
+
+    monkeypatch.setattr(tn, "crop_flip_augment", lambda **_: lambda batch, gen: torch.zeros_like(batch))
+    blind = tn.resnet18(res, item="table4", variant="norm_res", optimizer="adam", **_kw(data_root, "cifar10"))
+    running = blind[(blind.metric == "train_accuracy") & (blind.epoch == 2)].value
+    assert running.max() <= 100.0 * 26 / 128  # one class for all blank inputs: at most its share (≤ 26 of 128)
+    assert not running.equals(frame[(frame.metric == "train_accuracy") & (frame.epoch == 2)].value)
 
 
 def test_unknown_optimizer_and_layer_fail_clearly(data_root):
@@ -147,6 +178,39 @@ def test_claims_from_results_files(data_root, tmp_path):
     assert claims["fig1"]["cos_unit_diagonal"] == 1.0
     assert 0 < claims["fig1"]["pii_init"].value < 1
     assert all(math.isnan(m.spread) for m in claims["table1"].values())  # one seed: no seed spread
+
+
+def test_table4_default_claim_reads_the_running_train_accuracy_and_the_eval_one_is_the_alternative(tmp_path):
+    """Decision A7: Table 4's ``..._acc_<variant>`` is the running train accuracy of the last epoch,
+    ``..._acc_eval_<variant>`` the eval-mode accuracy on the clean split; App. Table 3 keeps the test accuracy."""
+    rows = []
+    for seed in (42, 43):  # Original's values; Norm_Res's are 10 points higher
+        for metric, offset in (("train_accuracy", 0.0), ("train_accuracy_eval", 5.0), ("test_accuracy", -9.0)):
+            for epoch in (0, 1, 2):
+                value = math.nan if epoch == 0 or (metric == "train_accuracy_eval" and epoch < 2) else (
+                    60.0 + offset + epoch + 0.1 * (seed - 42))
+                rows.append({"seed": seed, "epoch": epoch, "metric": metric, "layer": None, "orientation": None,
+                             "value": value})
+        rows += [{"seed": seed, "epoch": epoch, "metric": "pii", "layer": "layer1.0.conv1",
+                  "orientation": "columns", "value": 0.2} for epoch in (0, 1, 2)]
+    frame = pd.DataFrame(rows)
+    paths = {}
+    for item in ("table4", "apptable3"):
+        for variant in ("original", "norm_res"):
+            part = frame.assign(item=item, activation="gelu", optimizer="adam", variant=variant)
+            shift = 0.0 if variant == "original" else 10.0
+            part = part.assign(value=part.value.where(part.metric == "pii", part.value + shift))
+            path = tmp_path / f"{item}-{variant}.parquet"
+            write_results(part, path)
+            paths.setdefault(item, []).append(str(path))
+    claims = ts.claims(paths, SUMMARY_CFG | {"resnet18": {"headline_layer": "layer1.0.conv1"}})
+    table4, app3 = claims["table4"], claims["apptable3"]
+    assert table4["gelu_adam_acc_original"] == measured_over_runs([62.0, 62.1])  # running, last epoch
+    assert table4["gelu_adam_acc_eval_original"] == measured_over_runs([67.0, 67.1])
+    assert table4["gelu_adam_acc_norm_res"] == measured_over_runs([72.0, 72.1])
+    assert table4["gelu_adam_acc_eval_norm_res"] == measured_over_runs([77.0, 77.1])
+    assert app3["gelu_adam_acc_original"] == measured_over_runs([53.0, 53.1])  # test accuracy
+    assert not any("_acc_eval_" in key for key in app3)
 
 
 def test_claims_carry_the_seed_spread_over_seeds():

@@ -83,7 +83,8 @@ class TrainResult:
 
     ``train_loss`` at epoch e ≥ 1 is the mean of the mini-batch cross-entropies of epoch e, as accumulated
     while training (daneshmand2021 Fig. 4a: "running training loss ..., not a separate evaluation pass");
-    at epoch 0 (measurements of the fresh networks) it is NaN unless a measure supplies it. ``stopped``
+    ``train_acc``, where the step records it, is likewise the running accuracy over epoch e's batches. At
+    epoch 0 (measurements of the fresh networks) the statistics are NaN unless a measure supplies them. ``stopped``
     maps a run stopped on a non-finite loss to that epoch (``TrainConfig.stop_non_finite``).
     """
 
@@ -228,6 +229,7 @@ def train_stacked(
     measure: Measure | None = None,
     run_ids: Sequence[int] | None = None,
     augment: Augment | None = None,
+    running_accuracy: bool = False,
 ) -> TrainResult:
     """Train ``models`` (R independently initialised copies of one architecture) on (x, y), all at once.
 
@@ -236,12 +238,15 @@ def train_stacked(
     (models: :class:`StackedModels`, epoch) is called in eval mode without gradients after every epoch (and
     at epoch 0 when ``config.measure_at_init``). With ``config.checkpoint_path`` set, training resumes from
     that file when it exists. ``augment`` transforms each training mini-batch on the device (never the
-    measurements); see :data:`Augment`.
+    measurements); see :data:`Augment`. ``running_accuracy`` adds the statistic ``train_acc``: each run's
+    running train-mode accuracy (a fraction) over the epoch's (augmented) mini-batches, from the logits of the
+    steps themselves (:class:`VmapStep`).
     """
     run_ids = list(range(len(models))) if run_ids is None else [int(r) for r in run_ids]
     _check_inputs(models, x, y, run_ids)
     device = resolve_device(config.device)
     x, y = x.to(device), y.to(device=device, dtype=torch.long)
     stacked = StackedModels(models, device)
-    step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, augment)
+    step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, augment,
+                    running_accuracy)
     return train_epochs(step, config, run_ids=run_ids, measure=None if measure is None else _in_eval_mode(measure))

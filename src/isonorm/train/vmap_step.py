@@ -3,6 +3,11 @@
 The loss minimised is Σ_r mean_b CE_r: run r's parameters enter only its own term, so the gradient each run
 receives is exactly the one a separate training would compute, and the element-wise optimizers of
 ``optimizers.py`` then update every run as R separate optimizers would (tests/test_train_stacked.py).
+
+With ``running_accuracy`` the step also counts, per run, the predictions of each step's forward pass that hit
+their label: the running train-mode accuracy over the epoch's (augmented) mini-batches, taken from the logits
+the optimisation step computes anyway, before its update (what a training script that sums ``correct`` over
+its loader logs as "train accuracy"; lu2024 decision A7). It costs one argmax per step and no host sync.
 """
 
 from __future__ import annotations
@@ -28,9 +33,8 @@ class VmapStep:
 
     ``x`` (N, ...) and ``y`` (N, ...) integer labels are shared by all runs; ``config`` names the seeds of
     the epoch's dropout masks and augmentation. Implements the :class:`isonorm.train.loop.Step` protocol.
+    Its statistics are ``train_loss`` and, with ``running_accuracy``, ``train_acc`` (see :meth:`epoch_stats`).
     """
-
-    stats = ("train_loss",)
 
     def __init__(
         self,
@@ -40,12 +44,16 @@ class VmapStep:
         y: torch.Tensor,
         config: TrainConfig,
         augment: Augment | None = None,
+        running_accuracy: bool = False,
     ):
         self.model, self.optimizer, self.x, self.y = models, optimizer, x, y
-        self.config, self.augment = config, augment
+        self.config, self.augment, self.running_accuracy = config, augment, running_accuracy
         self.n_runs, self.n_samples, self.device = models.n_runs, x.shape[0], x.device
+        self.stats: tuple[str, ...] = ("train_loss", "train_acc") if running_accuracy else ("train_loss",)
         self.generator: torch.Generator | None = None
         self.loss_sum = torch.zeros(self.n_runs, device=x.device, dtype=torch.float64)
+        self.correct = torch.zeros(self.n_runs, device=x.device, dtype=torch.long)  # with running_accuracy
+        self.predicted = 0  # predictions per run counted into ``correct`` this epoch (a host int: no sync)
 
     @contextlib.contextmanager
     def epoch(self, epoch: int) -> Iterator[None]:
@@ -61,6 +69,8 @@ class VmapStep:
                 self.generator = torch.Generator(device=self.device)
                 self.generator.manual_seed(derive_seed(config.experiment, config.variant, "augment", epoch))
             self.loss_sum.zero_()  # float64: no digits lost over many batches
+            self.correct.zero_()
+            self.predicted = 0
             self.model.train()
             yield
 
@@ -75,15 +85,25 @@ class VmapStep:
         per_run.sum().backward()
         self.optimizer.step()
         self.loss_sum += per_run.detach()
+        if self.running_accuracy:  # the logits of this step's train-mode forward pass, before the update
+            hits = logits.detach().argmax(dim=-1).reshape(-1) == targets
+            self.correct += hits.view(self.n_runs, -1).sum(dim=1)
+            self.predicted += targets.numel() // self.n_runs
 
     def epoch_stats(self, n_batches: int, n_samples: int) -> dict[str, torch.Tensor]:
-        """``train_loss``: each run's mean mini-batch loss of the epoch."""
-        return {"train_loss": self.loss_sum / n_batches}
+        """``train_loss``: each run's mean mini-batch loss of the epoch; ``train_acc`` (with ``running_accuracy``):
+        its fraction of the epoch's training predictions (one per sample, per position for sequence outputs)
+        that hit their label, pooled over the epoch's batches (so a short last batch weighs by its size)."""
+        stats = {"train_loss": self.loss_sum / n_batches}
+        if self.running_accuracy:
+            stats["train_acc"] = self.correct.double() / self.predicted
+        return stats
 
     def fingerprint(self) -> dict:
         models = self.model
         shapes = {name: list(t.shape) for name, t in {**models.params, **models.buffers}.items()}
-        return {"data_shape": list(self.x.shape), "shapes": shapes}
+        extra = {"stats": list(self.stats)} if self.running_accuracy else {}  # a history without them can't go on
+        return {"data_shape": list(self.x.shape), "shapes": shapes, **extra}
 
     def state_dict(self) -> dict:
         return {"models": self.model.state(), "optimizer": self.optimizer.state_dict()}

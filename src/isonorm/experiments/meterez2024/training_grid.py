@@ -222,9 +222,13 @@ class GridMeasure:
                                                                   self.run_data)
         values["test_loss"], values["test_acc"] = evaluate(model, *self.test, self.eval_batch_size, self.run_data)
         record = epoch in self.measure_epochs
-        if epoch == 0 and not record:  # a measurement at init only when asked (run.py has none)
+        # run.py also measures at init (get_measurements after the epoch-0 evaluation, in train mode on the model
+        # it then trains, so BN's running statistics take one step before training); here only when epoch 0 is
+        # in measure_epochs, and on a copy. That step decays as 0.9^k over epoch 1's k SGD steps and touches
+        # only eval-mode values (test loss/accuracy); at the paper's 500+ steps per epoch no reported value moves
+        # (decision C15)
+        if epoch == 0 and not record:
             return values
-        # at init always on a copy: measuring must not move the fresh networks' BN statistics before training
         target = copy.deepcopy(model) if epoch == 0 or self.on_copy else model
         values.update(measure(target, *self.batch, record=record))
         return values

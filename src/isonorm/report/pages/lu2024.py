@@ -159,7 +159,10 @@ def resnet_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.Data
     layer, activation = resnet["headline_layer"], activation_name(resnet["activation"])
     render.table(
         table.round(4), item_id,
-        f"PII (column vectors of the 3×3 centre tap) of {layer} after training, train and test accuracy (%), "
+        f"PII (column vectors of the 3×3 centre tap) of {layer} after training, train accuracy (%; train_accuracy: "
+        "the running train-mode accuracy over the last epoch's augmented batches, as the original logs it; "
+        "train_accuracy_eval: eval mode on the un-augmented training set after the last epoch, the alternative "
+        "reading) and test accuracy (%), "
         f"{dataset_name(item['dataset'])}. ResNet-18 for CIFAR (width {resnet['width']}, "
         f"{activation}), Original = every BN replaced by the identity and no shortcut additions; "
         f"{augment_text(resnet)}; {optimizers_text(resnet['optimizers'], item['runs'])}; batch {item['batch_size']}, "
@@ -168,8 +171,6 @@ def resnet_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.Data
         deviations=[
             f"{activation} (the table's label; the CIFAR-10 script uses ReLU), SGD hyper-parameters from the "
             f"commented line, {layer}, and the construction of 'Original' are decisions (decision A7).",
-            "Train accuracy is measured after the last epoch on the un-augmented training set in eval mode, "
-            "not as the running accuracy over augmented batches the original logged.",
             *deviations,
         ],
     )
