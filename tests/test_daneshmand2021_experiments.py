@@ -5,10 +5,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from isonorm.data import fetch_dataset
 from isonorm.experiments.daneshmand2021 import claims, layer_profiles, simulations, summaries
-from isonorm.report.claims import measure_parts
+from isonorm.report.claims import CLAIM_COLUMNS, measure_parts
+from isonorm.runtime import generator
+from isonorm.simulate import run_chain
 
 
 def measure(results, config):
@@ -79,19 +82,47 @@ def test_a1_boundary_in_octaves_above_the_curve():
 
 def test_activation_fluctuations_shrink_with_width():
     cfg = {"activations": ["tanh"], "widths": [16, 128], "batch": 4, "reference_layers": 300,
-           "measure_layers": 100, "sampler": "direct"}
-    frame = simulations.activation_fluctuations(cfg).set_index("width").avg_deviation
-    assert frame[128] < frame[16]
+           "measure_layers": 100, "burn_in": 10, "runs": 2, "sampler": "direct"}
+    frame = simulations.activation_fluctuations(cfg)
+    assert len(frame) == 2 * 2 and sorted(frame.run.unique()) == [0, 1]
+    per_width = frame.groupby("width").avg_deviation.max()
+    assert per_width[128] < frame[frame.width == 16].avg_deviation.min()
+
+
+def test_appendix_g_burn_in_leaves_out_the_first_layers_of_both_chains():
+    """Decision B16: K and avg L start after ``burn_in`` layers of their chains, one K per run."""
+    burn_in, d = 5, 8
+    cfg = {"activations": ["tanh"], "widths": [d], "batch": 4, "reference_layers": 30, "measure_layers": 10,
+           "burn_in": burn_in, "runs": 3, "sampler": "cholesky"}
+    out = simulations.activation_fluctuations(cfg)
+    gen = generator("daneshmand2021", "appfigg", "tanh", d)
+
+    def grams(layers):
+        h0 = torch.randn(3, d, 4, generator=gen, dtype=torch.float64)
+        chain = list(run_chain(h0, burn_in + layers, gen, activation="tanh", sampler="cholesky", scale=False))
+        return torch.stack([h.transpose(-1, -2) @ h / d for h in chain[burn_in:]])
+
+    reference = grams(30).mean(dim=0)
+    expected = torch.linalg.matrix_norm(grams(10) - reference).mean(dim=0)
+    np.testing.assert_allclose(out.sort_values("run").avg_deviation.to_numpy(), expected.numpy(), rtol=1e-12)
 
 
 def test_appendix_g_claims_are_the_slopes_and_the_published_lines_end_points(tmp_path):
-    cfg = {"activations": ["sin", "tanh"], "widths": [8, 16], "batch": 4, "reference_layers": 60,
-           "measure_layers": 20, "sampler": "cholesky"}
+    cfg = {"activations": ["sin", "tanh"], "widths": [8, 16, 32], "batch": 4, "reference_layers": 60,
+           "measure_layers": 20, "burn_in": 5, "runs": 3, "sampler": "cholesky"}
     path = tmp_path / "appfigg.parquet"
-    simulations.activation_fluctuations(cfg).to_parquet(path)
+    frame = simulations.activation_fluctuations(cfg)
+    frame.to_parquet(path)
     out = measure({"appfigg": [str(path)]}, {})
-    assert set(out.quantity) == {"slope_sin", "slope_tanh", "log_avg_deviation_sin_d8", "log_avg_deviation_sin_d16"}
-    assert out.spread.isna().all()  # one run as coded
+    assert set(out.quantity) == {"slope_sin", "slope_tanh", "log_avg_deviation_sin_d8", "log_avg_deviation_sin_d32"}
+    assert (out.spread > 0).all()  # every quantity with its spread over the runs (decision B16)
+    # the slope is the mean of the per-run slopes, i.e. the slope of the runs' mean curve of ln avg L
+    sin = frame[frame.activation == "sin"].assign(log_dev=lambda f: np.log(f.avg_deviation))
+    mean_curve = sin.groupby("width").log_dev.mean()
+    values = out.set_index("quantity").value
+    assert values["slope_sin"] == pytest.approx(summaries.loglog_slope(mean_curve.index.to_numpy(),
+                                                                       np.exp(mean_curve.to_numpy())))
+    assert values["log_avg_deviation_sin_d8"] == pytest.approx(mean_curve[8])
 
 
 def test_window_average_code_offset_is_minus_log_runs():
@@ -129,7 +160,7 @@ def test_claims_of_the_simulation_items(tmp_path):
     out = measure(paths, {"fig2b": cfg2b})
     assert set(out.item) == {"daneshmand2021-fig1", "daneshmand2021-fig2b"}
     assert {"slope_caption", "slope_code", "bn_plateau", "bn_minus_vanilla_at_end"} <= set(out.quantity)
-    assert list(out.columns) == ["item", "quantity", "value", "spread", "note"]
+    assert list(out.columns) == list(CLAIM_COLUMNS)
     # several runs: every quantity carries its spread over them
     assert (out.spread > 0).all()
     # the slope's value is the mean of the per-run slopes, i.e. the slope of the runs' mean curve

@@ -109,6 +109,24 @@ def test_a_reading_replaces_its_keys_and_keeps_the_seeds():
         simulations.run_grid(cfg, item="fig5_6", reading="bogus")
 
 
+def test_the_printed_constants_reading_keeps_the_draws_and_changes_only_the_constants():
+    """Decision D23: Fig. 9 with the originals' own act_info values of ReLU, paired with the default's runs."""
+    cfg = _cfg("fig9", depth=5, readings={"mc_constants": {"constants": "printed", "normalizations": ["mf"]}})
+    default = simulations.run_grid(cfg, item="fig9")
+    printed = simulations.run_grid(cfg, item="fig9", reading="mc_constants")
+    own = default[default.normalization == "mf"]
+    assert set(printed.normalization) == {"mf"} and len(printed) == len(own)
+
+    def before_the_constants(frame):  # the input, and the first layer before its centering: no constant yet
+        rows = frame[(frame.layer == 0) | ((frame.layer == 1) & (frame.stage == "pre_norm"))]
+        return rows.sort_values(["width", "layer", "run"]).iso_gap.to_numpy()
+
+    np.testing.assert_array_equal(before_the_constants(own), before_the_constants(printed))
+    assert printed.c0.iloc[0] != pytest.approx(own.c0.iloc[0], abs=1e-4)  # act_info's c0 is off by 3e-4
+    with pytest.raises(ValueError, match="printed their constants"):
+        simulations.run_grid(_cfg("fig9", activations=["tanh"], constants="printed"), item="fig9")
+
+
 def test_more_runs_pooled_with_the_default_are_one_longer_job():
     """first_run = the item's runs: the reading's runs continue the default's, never repeat them."""
     cfg = _cfg("fig9", readings={"more_runs": {"normalizations": ["mf"], "first_run": 2, "runs": 4}})
@@ -240,7 +258,8 @@ def test_claims_carry_the_spread_over_runs(quick_results):
     """Docs "Seed spreads": a quantity of the plotted mean curve carries the spread of the same quantity over
     the runs' own curves; the quick profile's 2 runs give a finite, non-negative half-width."""
     out = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
-    value, spread = out["fig4"]["log10_gap_relu_layer_l1"]
+    measured = out["fig4"]["log10_gap_relu_layer_l1"]
+    value, spread = measured.value, measured.spread
     assert np.isfinite(value) and spread >= 0
     assert out["fig9"]["max_log10_layer_over_mf_l30"].value == pytest.approx(max(
         out["fig9"][f"log10_gap_d{d}_layer_l30"].value - out["fig9"][f"log10_gap_d{d}_mf_l30"].value
@@ -260,6 +279,7 @@ def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, t
                                                       "first_run": 2, "runs": 3}),
         "fig8a--narrow": ("fig8a", "narrow", {"widths": [8]}),
         "fig9--more_runs": ("fig9", "more_runs", {"normalizations": ["mf"], "first_run": 2, "runs": 3}),
+        "fig9--mc_constants": ("fig9", "mc_constants", {"constants": "printed", "normalizations": ["mf"]}),
     }
     paths = dict(quick_results)
     for key, (item, name, overrides) in readings.items():
@@ -276,6 +296,7 @@ def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, t
     assert {"first_layer_exp_mf_above_10_5runs", "log10_gap_exp_mf_max_to_l6_block_mean"} <= set(out["fig6"])
     assert {"log10_gap_relu_min_d8", "log10_gap_relu_l30_d8", "log10_gap_selu_l30_d8"} <= set(out["fig8a"])
     assert {"log10_gap_d8_mf_l30_5runs", "log10_gap_d16_mf_l30_5runs"} <= set(out["fig9"])
+    assert {"log10_gap_d8_mf_l30_mc_constants", "log10_gap_d16_mf_l30_mc_constants"} <= set(out["fig9"])
 
 
 def test_claims_skip_items_without_results(quick_results):

@@ -137,6 +137,20 @@ def test_monte_carlo_constants_are_the_act_info_estimate():
     assert estimate == mf.activation_constants("tanh", "monte_carlo", n_samples=20_000, seed=3)
 
 
+def test_printed_constants_are_a_monte_carlo_estimate_of_relus():
+    """Decision D23: the originals' printed act_info('relu') is a Monte Carlo estimate of the exact constants (within
+    a few standard errors of 2·10⁶ samples), with c1 = E σ² as ReLU's always are (both are E[x²; x > 0])."""
+    printed, exact = mf.activation_constants("relu", "printed"), mf.activation_constants("relu")
+    standard_error = math.sqrt(exact.variance / mf.ACT_INFO_SAMPLES)
+    assert printed != exact
+    assert printed.c0 == pytest.approx(exact.c0, abs=3 * standard_error)
+    assert printed.second_moment == pytest.approx(exact.second_moment, abs=3 * math.sqrt(1.25 / mf.ACT_INFO_SAMPLES))
+    assert printed.c1 == printed.second_moment
+    with pytest.raises(ValueError, match="printed their constants"):
+        mf.activation_constants("relu", "printed", gain=2.0)
+    Numerics(constants="printed")  # a method the simulator accepts
+
+
 def test_mean_field_centering_agrees_with_layer_centering():
     """Subtracting c0 = E σ vs each row's mean (Fig. 4's claim): with the same draws the gaps agree closely."""
     common = {"normalization": "layer", "degeneracy": 10, "batch": 4, "width": 512, "depth": 3}

@@ -51,7 +51,16 @@ NORMALIZATIONS = ("none", "layer", "batch", "mf")
 
 STAGES = ("input", "pre_norm", "post_norm")
 
-CONSTANT_METHODS = ("quadrature", "monte_carlo")
+CONSTANT_METHODS = ("quadrature", "monte_carlo", "printed")
+
+PRINTED_CONSTANTS = {
+    "relu": GaussianMoments(c0=0.3992559611797333, c1=0.5008248090744019, second_moment=0.5008248090744019),
+}
+"""The originals' own Monte Carlo constants (c0, c1, E σ²) where their notebook printed them: ``act_info('relu')``
+in R-D validations.ipynb cell 4 (stored output, execution count 3). Its samples were drawn once, unseeded, and the
+later cells of that session (execution counts up to 67, no restart between) read the cached values, so these are the
+constants of the Fig. 9 stored in that notebook, a later run than the paper's figure, whose draw was not printed
+(decision D23). Exact: c0 = 1/√(2π) = 0.398942, E σ² = 1/2."""
 
 ACT_INFO_SAMPLES = 2 * 10**6
 """The originals' ``act_info`` averaged over one fixed set of 2·10⁶ N(0, 1) samples (D.0 (A))."""
@@ -107,8 +116,9 @@ class MeanFieldNetwork:
 class Numerics:
     """How the simulator computes, as opposed to what it simulates.
 
-    * ``constants``: c0, c1, E σ² by exact quadrature (decision D8) or the originals' Monte Carlo over one
-      fixed (here seeded) set of ``monte_carlo_samples`` = 2·10⁶ samples (``act_info``).
+    * ``constants``: c0, c1, E σ² by exact quadrature (decision D8), or the originals' Monte Carlo over one
+      fixed (here seeded) set of ``monte_carlo_samples`` = 2·10⁶ samples (``act_info``), or the values the
+      originals printed from their own draw (``printed``: ReLU only, :data:`PRINTED_CONSTANTS`, decision D23).
     * ``dtype``: the simulation's precision, float32 as in the originals (see the module docstring).
     * ``metric_dtype``: precision of G = X Xᵀ and its eigenvalues. float32 (default) is the originals'
       ``calc_stats``: its negative eigenvalues are the published missing points (Fig. 5: ReLU without
@@ -158,7 +168,13 @@ def activation_constants(
     """c0 = E σ, c1 = E[xσ], E σ² of σ(gain·x), x ∼ N(0, 1) (cached; D.0 (A), decision D8).
 
     The simulator's centering and normalisation use the unscaled σ (gain 1), as the originals' ``act_info``.
+    ``method="printed"`` returns the originals' own values (:data:`PRINTED_CONSTANTS`), known for σ at gain 1 only.
     """
+    if method == "printed":
+        if activation not in PRINTED_CONSTANTS or gain != 1.0:
+            raise ValueError(f"the originals printed their constants for {sorted(PRINTED_CONSTANTS)} at gain 1 only, "
+                             f"not for {activation!r} at gain {gain:g}; use quadrature or monte_carlo")
+        return PRINTED_CONSTANTS[activation]
     return gaussian_moments(activation, method, n_samples=n_samples, seed=seed, gain=gain)
 
 

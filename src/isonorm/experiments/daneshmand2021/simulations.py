@@ -137,21 +137,28 @@ def _sigma_min(h: torch.Tensor) -> torch.Tensor:
 def activation_fluctuations(cfg: Config) -> pd.DataFrame:
     """Appendix-G figure: L(Q) = ||M_l - K||_F with M_l = H_l^T H_l / d for non-linear BN chains.
 
-    As coded (B-AppFigG): H <- W act(H), rows scaled to unit norm without the 1/sqrt(d) factor;
-    K is the mean of M over ``reference_layers`` layers of a first chain from H0 ~ randn(d, n); L is averaged
-    over ``measure_layers`` layers of a second, fresh chain. One run per (activation, width).
+    As coded (B-AppFigG): H <- W act(H), rows scaled to unit norm without the 1/sqrt(d) factor; K is the mean
+    of M over ``reference_layers`` layers of a first chain from H0 ~ randn(d, n); L is averaged over
+    ``measure_layers`` layers of a second, fresh chain. Decision B16: ``runs`` independent runs per (activation,
+    width), simulated as one batch (the code made one), each with its own K, and every chain first runs
+    ``burn_in`` layers that neither average counts (the code counted from layer 1; 0 gives its averages).
+    One row per (activation, width, run).
     """
-    rows = []
+    runs, burn_in = cfg["runs"], cfg["burn_in"]
+    frames = []
     for activation in cfg["activations"]:
         for d in cfg["widths"]:
             gen = generator(SLUG, "appfigg", activation, d)
 
             def grams(layers: int) -> torch.Tensor:
-                h0 = torch.randn(1, d, cfg["batch"], generator=gen, dtype=DTYPE)
-                chain = run_chain(h0, layers, gen, activation=activation, sampler=cfg["sampler"], scale=False)
-                return torch.stack([(h.transpose(-1, -2) @ h)[0] / d for h in chain])
+                """(layers, runs, n, n): M_l for l = burn_in + 1 .. burn_in + layers of a fresh chain."""
+                h0 = torch.randn(runs, d, cfg["batch"], generator=gen, dtype=DTYPE)
+                chain = run_chain(h0, burn_in + layers, gen, activation=activation,
+                                  sampler=cfg["sampler"], scale=False)
+                return torch.stack([h.transpose(-1, -2) @ h / d for i, h in enumerate(chain) if i >= burn_in])
 
             reference = grams(cfg["reference_layers"]).mean(dim=0)
-            deviation = torch.linalg.matrix_norm(grams(cfg["measure_layers"]) - reference).mean()
-            rows.append({"activation": activation, "width": d, "avg_deviation": deviation.item()})
-    return pd.DataFrame(rows)
+            deviation = torch.linalg.matrix_norm(grams(cfg["measure_layers"]) - reference).mean(dim=0)
+            frames.append(pd.DataFrame({"activation": activation, "width": d, "run": np.arange(runs),
+                                        "avg_deviation": deviation.cpu().numpy()}))
+    return pd.concat(frames, ignore_index=True)

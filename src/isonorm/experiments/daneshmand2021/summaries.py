@@ -18,7 +18,7 @@ def slope(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ln y against ln x (Fig. 2b, Appendix-G figure)."""
+    """Least-squares slope of ln y against ln x: the exponent of a power law y ∝ x^slope."""
     return slope(np.log(x), np.log(y))
 
 

@@ -15,7 +15,7 @@ compared as log10 values.
 
 Alternative readings (decision D19) come as result keys ``<experiment>--<reading>``: Fig. 5 with the
 originals' Monte Carlo constants (D20), Fig. 6's exp curve and Fig. 9's MF curves over 100 runs instead of 10
-(D21, D23), Fig. 8a at a narrower width (D22). Their quantities carry the reading in their name; a reading
+(D21, D23), Fig. 9's MF curves with the constants the originals printed (D23), Fig. 8a at a narrower width (D22). Their quantities carry the reading in their name; a reading
 with more runs is pooled with the item's own runs (:func:`pooled_runs`) and split into blocks of the item's
 run count (:func:`block_means`) to show how much a mean over that many runs varies.
 """
@@ -43,9 +43,9 @@ RESULT_KEYS = {"fig4": "fig4", "fig5": "fig5_6", "fig6": "fig5_6", "fig8a": "fig
                "fig9": "fig9", "figa1": "figa1", "figb2": "figb2", "figb3": "figb3"}
 """Result key (one Parquet file per simulator experiment) of each item; Figs. 5 and 6 share one grid."""
 
-READINGS = {"fig5": "fig5_6--mc_constants", "fig6": "fig5_6--more_runs", "fig8a": "fig8a--narrow",
-            "fig9": "fig9--more_runs"}
-"""Result key of the alternative reading each item draws beside its default (decisions D19–D23)."""
+READINGS = {"fig5": ("fig5_6--mc_constants",), "fig6": ("fig5_6--more_runs",), "fig8a": ("fig8a--narrow",),
+            "fig9": ("fig9--more_runs", "fig9--mc_constants")}
+"""Result keys of the alternative readings each item draws or scores beside its default (decisions D19–D23)."""
 
 CONFIG_COLUMNS = ("activation", "centering", "normalization", "activation_first", "gain", "bias", "degeneracy",
                   "batch", "width", "depth")
@@ -330,6 +330,13 @@ def _fig9_more_runs(default: pd.DataFrame, more: pd.DataFrame) -> Claims:
     return measured_with_spread(at_l30, runs, default.run.nunique())
 
 
+def _fig9_mc_constants(df: pd.DataFrame) -> dict[str, float]:
+    """Decision D23: the MF curve at ℓ = 30 per width, with the originals' own Monte Carlo constants of ReLU."""
+    return {f"log10_gap_d{int(width)}_mf_l30_mc_constants":
+            log10(float(plotted_curve(df, width=int(width), normalization="mf").get(30, math.nan)))
+            for width in sorted(df.width.unique())}
+
+
 def _fig8b(df: pd.DataFrame) -> dict[str, float]:
     means = line_means(df, ["activation_first"])
     out = {"log10_gap_l0": log10(float(select(means, layer=0).iso_gap.mean()))}
@@ -418,11 +425,12 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
         "figa1": _figa1, "figb3": _figb3, "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
     # Readings (D19): reduced alone (a setting read another way) or pooled with the item's own runs (more runs).
     reading_reducers = {
-        "fig5": lambda own, reading: measured_with_spread(_fig5_mc_constants, reading),
-        "fig6": _fig6_more_runs,
-        "fig8a": lambda own, reading: measured_with_spread(
+        "fig5_6--mc_constants": lambda own, reading: measured_with_spread(_fig5_mc_constants, reading),
+        "fig5_6--more_runs": _fig6_more_runs,
+        "fig8a--narrow": lambda own, reading: measured_with_spread(
             lambda df: _fig8a(df, suffix="_d" + "_".join(map(str, sorted(reading.width.unique())))), reading),
-        "fig9": _fig9_more_runs,
+        "fig9--more_runs": _fig9_more_runs,
+        "fig9--mc_constants": lambda own, reading: measured_with_spread(_fig9_mc_constants, reading),
     }
     loaded: dict[str, pd.DataFrame] = {}
 
@@ -437,7 +445,7 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
         if not results.get(key):
             continue
         out[item] = dict(measured_with_spread(reducers[item], load(key)))
-        reading = READINGS.get(item)
-        if reading is not None and results.get(reading):
-            out[item].update(reading_reducers[item](load(key), load(reading)))
+        for reading in READINGS.get(item, ()):
+            if results.get(reading):
+                out[item].update(reading_reducers[reading](load(key), load(reading)))
     return out
