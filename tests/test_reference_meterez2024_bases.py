@@ -15,7 +15,7 @@ from isonorm.report.references import BASES, load_references
 
 PATH = Path(__file__).resolve().parents[1] / "notebooks" / "reference" / "meterez2024.yaml"
 # A read-off row whose tolerance is not the figure's precision says so: "tolerance K × the read-off precision".
-MULTIPLE = re.compile(r"tolerance ([0-9./]+) × the read-off precision")
+MULTIPLE = re.compile(r"(?i)tolerance ([0-9./]+) × the read-off precision")
 
 
 @pytest.fixture(scope="module")

@@ -167,9 +167,17 @@ def reference_entry(quantity, reported, plot=None, item="lu2024-fig2", provenanc
     return {**entry, "plot": plot} if plot is not None else entry
 
 
+# A made-up calibrated source: every read-off names one (docs/decisions/README.md, "Read-offs").
+READOFF = {"scale": "linear", "precision": 0.1, "how": "test",
+           "source": {"kind": "vector-pdf", "repo": "owner/name", "commit": "0" * 40, "path": "fig.pdf"},
+           "calibration": {"anchors": "two ticks", "per": "1 pt per unit", "residual": 0.0}}
+
+
 def renderer_with(tmp_path, entries, preset="paper"):
     reference = tmp_path / "lu2024.yaml"
-    reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": entries}, allow_unicode=True))
+    readoffs = {e["item"]: READOFF for e in entries if e["provenance"] == "read-off"}
+    reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": entries,
+                                         "readoffs": readoffs}, allow_unicode=True))
     return ItemRenderer("lu2024", tmp_path / "report", reference, None, preset=preset)
 
 

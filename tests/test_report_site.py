@@ -140,11 +140,12 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
     assert "class=\"preset-banner\"" in text and "quick</strong> preset" in text
     assert "Paper &lt;one&gt;" in text  # escaped
     # One table of counts per paper (items, then the scoreboard rows by verdict); no separate summary table.
-    # items 7; match, mismatch, failed, not-run, no-reference, total; weak matches, alternatives, consistency, fitted
+    # items 7; match, mismatch, inconclusive, failed, not-run, no-reference, total; weak matches, alternatives,
+    # consistency, fitted
     assert '<tr id="paper-lu2024"><td><a href="lu2024.html">lu2024</a></td><td>Paper &lt;one&gt;</td>' \
-           "<td>7</td><td>3</td><td>1</td><td>1</td><td>3</td><td>2</td><td>10</td>" \
+           "<td>7</td><td>3</td><td>1</td><td>0</td><td>1</td><td>3</td><td>2</td><td>10</td>" \
            "<td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
-    assert ('id="headline" class="headline"><strong>3 of 5 default rows match (1 weak); 1 failed; '
+    assert ('id="headline" class="headline"><strong>3 of 5 default rows match (1 weak); 1 failed; 0 inconclusive; '
             "alternatives 0/1; consistency 0/1; fitted 1</strong>") in text
     assert ("0 of 1 alternative readings match; 0 of 1 consistency checks hold; 1 fitted readings") in text
     assert "summary" not in page.ids and "Scoreboard summary" not in text
@@ -223,7 +224,8 @@ def test_verdict_figure_is_inline_svg_in_the_palette(fake_report):
     assert "no paper reports: 2 in all) are left out of the bars" in figure
     counts = verdict_counts(pd.read_csv(scoreboard), ["lu2024", "joudaki2023", "meterez2024"])
     # The fitted, alternative and consistency rows are not in the bars.
-    assert counts.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "failed": 1, "not-run": 3, "no-reference": 2}
+    assert counts.loc["lu2024"].to_dict() == {"match": 3, "mismatch": 1, "inconclusive": 0, "failed": 1, "not-run": 3,
+                                              "no-reference": 2}
     assert counts.loc["meterez2024"].sum() == 0  # a paper without rows has an empty bar
     assert "3 of 8 match (38 %), 1 mismatch, 1 failed" in figure
 

@@ -81,3 +81,15 @@ def test_a_figure_of_a_few_runs_brings_its_own_noise(tmp_path):
             assert "mean of 10 runs: its own seed noise ±0.05" in board.loc["near", "basis_detail"]
     assert verdicts[None] == {"near": INCONCLUSIVE, "far": MISMATCH}
     assert verdicts[10] == {"near": MATCH, "far": MISMATCH}  # 0.2 > 0.06 + 0.05: still found
+
+
+def test_a_cell_of_one_seed_is_inconclusive():
+    """lu2024's trained tables run one seed (`seeds: [42]`): their cells carry runs = 1 and no spread, so a
+    difference at half a printed digit is not scored as a match or a mismatch ("No verdict without a spread")."""
+    from isonorm.report.claims import measured_over_runs
+
+    one = measured_over_runs([0.996])
+    assert one.runs == 1 and math.isnan(one.spread)
+    assert judge(one.value, 0.995, "abs", 0.0005, one.spread, runs=one.runs).verdict == INCONCLUSIVE
+    many = measured_over_runs([0.996, 0.9955, 0.9962])
+    assert many.runs == 3 and many.spread > 0

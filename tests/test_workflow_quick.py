@@ -46,7 +46,7 @@ def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
     # paper-size setting (e.g. meterez2024's depth-1000 read-offs) have no quick-size counterpart, hence
     # the per-paper floor is low; together, most reference quantities are reproduced.
     referenced = board[~board.verdict.isin(["no-reference", "fitted"])]
-    reproduced = referenced.verdict.isin(["match", "mismatch"])
+    reproduced = referenced.verdict.isin(["match", "mismatch", "inconclusive"])  # a value of this run, judged
     assert (reproduced.groupby(referenced.paper).mean() > 0.25).all(), reproduced.groupby(referenced.paper).mean()
     assert reproduced.mean() > 0.5
 

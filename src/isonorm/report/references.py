@@ -20,10 +20,28 @@ Format::
         check: reproduction  # optional: reproduction (the default) | consistency (``CHECKS``)
         scale: log10         # optional: linear | log10 | ln, the scale the number lives on (``SCALES``)
         contrast: slope_bn   # optional: a quantity of the same item whose difference this row is about
+        same_as: "daneshmand2021-fig2a:slope"  # optional: the row of this file that reports the same value
         note: "..."          # optional; required for alternative and fitted readings: why the reading exists
 
     readoffs:                # how each read-off figure was read (the basis of its ``read-off`` rows)
-      daneshmand2021-fig2b: {scale: log10, precision: 0.05, how: "log y-axis 10^-3..10^0, read at gridlines"}
+      daneshmand2021-fig2b:
+        scale: log10         # the scale of the rows' numbers (``SCALES``)
+        precision: 0.01      # the half-width the rows' tolerances use: >= the calibration's residual
+        source: {kind: notebook-image, repo: hadidaneshmand/batchnorm21, commit: <40 hex>,
+                 path: Figures_1_2_6.ipynb, output: "cell 7, output 0"}
+        calibration: {anchors: "y ticks 10^-3 and 10^0 at pixel rows 402 and 38", per: "121.3 px per decade",
+                      residual: 0.004}
+        how: "the curve's pixels at x = 30, mapped through the tick calibration"
+        runs: 20             # optional: the runs the plotted curve averages (its caption)
+
+``source`` is the best file of the figure that exists (docs/decisions/README.md, "Read-offs"): ``kind``
+``vector-pdf`` (the authors' vector PDF), ``notebook-image`` (an image stored in the authors' notebook; ``output``
+says which) or ``paper-pdf`` (the paper's PDF, ``page`` says where), each in a public repository pinned at a
+``commit``; ``calibration`` says which ticks or known anchors fixed the axis (``anchors``), the units per point or
+pixel (``per``) and the largest disagreement of that calibration at a tick or anchor (``residual``, in ``scale``
+units), which bounds the ``precision`` from below. ``runs`` says how many independent runs the plotted curve
+averages, where its caption or code says so: such a curve carries its own seed noise, which the scoreboard adds to
+the rows' tolerance (:func:`isonorm.report.scoreboard.figure_noise`).
 
 What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
 
@@ -40,6 +58,9 @@ What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
 - ``scale`` (inferred from a ``log10``, ``ln`` or ``log`` part of the quantity's name when absent): decides when a tolerance is weak.
 - ``contrast``: the quantity whose reproduced difference from this one is what the item is about (with vs
   without normalisation, two widths); a tolerance wider than that difference is weak.
+- ``same_as``: ``<item>:<quantity>`` of the row of the same file that reports the same value (one β printed in
+  a table and read again off a figure): the row is shown with its item and scored, but counted once, under the
+  row it names (docs/decisions/README.md, "Counting").
 
 ``plot`` (optional) says where the reported value sits on the item's figure, so that the report draws it as a
 "paper" marker beside this run's curves (``notebook.ItemRenderer.figure``, architecture §7). Its keys:
@@ -64,6 +85,7 @@ their one display use, and ``y`` is a pure display mapping.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -85,11 +107,21 @@ SCALES = ("linear", "log10", "ln")
 PROVENANCES = ("printed", "read-off", "derived")
 REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "provenance",
                   "source")
-OPTIONAL_KEYS = ("plot", "reading", "basis", "check", "scale", "contrast", "note")
+OPTIONAL_KEYS = ("plot", "reading", "basis", "check", "scale", "contrast", "same_as", "note")
 # Defaults of the optional row keys that the scoreboard always carries.
 ROW_DEFAULTS = {"reading": "default", "check": "reproduction", "note": ""}
-COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS + ("basis_detail",)
-READOFF_KEYS = ("scale", "precision", "how")
+COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS + ("basis_detail", "figure_runs")
+READOFF_KEYS = ("scale", "precision", "source", "calibration", "how")
+# Where a read-off figure was read (``readoffs: <item>: source``): the authors' vector PDF, an image their notebook
+# stores, or the paper's PDF, each at a pinned commit of a public repository; best first.
+SOURCE_KINDS = ("vector-pdf", "notebook-image", "paper-pdf")
+# Optional: how many independent runs the figure's plotted curve averages (its caption or code). A mean of a few
+# runs carries its own seed noise, which the scoreboard adds to the read-off tolerance ("Three outcomes").
+READOFF_OPTIONAL = ("runs",)
+SOURCE_KEYS = {"vector-pdf": ("repo", "commit", "path"), "notebook-image": ("repo", "commit", "path", "output"),
+               "paper-pdf": ("repo", "commit", "path", "page")}
+SOURCE_OPTIONAL = ("page", "output")
+CALIBRATION_KEYS = ("anchors", "per", "residual")
 PLOT_KEYS = ("x", "dx", "panel", "series", "y")
 # How a reported number maps to the plotted y-value (``plot: {y: ...}``); omitted = the number itself. Display
 # only: the mapped value is drawn as a "paper" marker and never computed with.
@@ -203,6 +235,8 @@ def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
     for key, allowed in (("reading", READINGS), ("basis", BASES), ("check", CHECKS), ("scale", SCALES)):
         if key in raw and raw[key] not in allowed:
             raise ReferenceFormatError(f"{where}: `{key}` is {raw[key]!r}; use one of {', '.join(allowed)}")
+    if "same_as" in raw and not (isinstance(raw["same_as"], str) and re.fullmatch(r"[^:\s]+:[^:\s]+", raw["same_as"])):
+        raise ReferenceFormatError(f"{where}: `same_as` must be '<item>:<quantity>', got {raw['same_as']!r}")
     for key in ("contrast", "note"):
         if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
             raise ReferenceFormatError(f"{where}: `{key}` must be a non-empty string, got {raw[key]!r}")
@@ -228,8 +262,50 @@ def scale_of(quantity: str) -> str:
     return "linear"
 
 
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _source(raw: Any, where: str) -> dict[str, Any]:
+    """A read-off figure's ``source``: a kind of file (``SOURCE_KINDS``) at a pinned commit of a repository."""
+    if not isinstance(raw, dict) or raw.get("kind") not in SOURCE_KINDS:
+        raise ReferenceFormatError(f"{where}: `source` must be a mapping with `kind` one of {', '.join(SOURCE_KINDS)} "
+                                   f"(the best file of the figure that exists), got {raw!r}")
+    required = SOURCE_KEYS[raw["kind"]]
+    allowed = {"kind", *required, *SOURCE_OPTIONAL}
+    missing = [k for k in required if k not in raw]
+    unknown = sorted(map(str, set(raw) - allowed))
+    if missing or unknown:
+        raise ReferenceFormatError(f"{where}: a {raw['kind']} `source` needs {', '.join(required)}"
+                                   + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
+    if not re.fullmatch(r"[0-9a-f]{40}", str(raw["commit"])):
+        raise ReferenceFormatError(f"{where}: `source.commit` must pin the file: 40 hex digits, got {raw['commit']!r}")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", str(raw["repo"])):
+        raise ReferenceFormatError(f"{where}: `source.repo` must be owner/name, got {raw['repo']!r}")
+    for key in ("path", "output"):
+        if key in raw and not _text(raw[key]):
+            raise ReferenceFormatError(f"{where}: `source.{key}` must be a non-empty string, got {raw[key]!r}")
+    if "page" in raw and (isinstance(raw["page"], bool) or not isinstance(raw["page"], int) or raw["page"] < 1):
+        raise ReferenceFormatError(f"{where}: `source.page` must be a page number >= 1, got {raw['page']!r}")
+    return raw
+
+
+def _calibration(raw: Any, where: str) -> dict[str, Any]:
+    """How the axis was fixed: ``anchors`` (ticks or known points), ``per`` (units per point or pixel) and the
+    ``residual`` of that calibration, in the figure's scale units."""
+    if not isinstance(raw, dict) or sorted(raw) != sorted(CALIBRATION_KEYS):
+        raise ReferenceFormatError(f"{where}: `calibration` needs exactly the keys {', '.join(CALIBRATION_KEYS)}, "
+                                   f"got {raw!r}")
+    for key in ("anchors", "per"):
+        if not _text(raw[key]):
+            raise ReferenceFormatError(f"{where}: `calibration.{key}` must say it in words, got {raw[key]!r}")
+    if _number(raw["residual"], where, "calibration.residual") < 0:
+        raise ReferenceFormatError(f"{where}: `calibration.residual` must be >= 0")
+    return raw
+
+
 def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
-    """The ``readoffs`` section: item -> how its figure was read (scale, precision, how)."""
+    """The ``readoffs`` section: item -> how its figure was read (``READOFF_KEYS``; the module docstring)."""
     if not isinstance(raw, dict):
         raise ReferenceFormatError(f"{where} must map item ids to {{{', '.join(READOFF_KEYS)}}}")
     for item, entry in raw.items():
@@ -237,31 +313,83 @@ def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
             check_item_id(item, paper)
         except ValueError as err:
             raise ReferenceFormatError(f"{where}: {err}") from None
-        if not isinstance(entry, dict) or sorted(entry) != sorted(READOFF_KEYS):
-            raise ReferenceFormatError(f"{where}: {item} needs exactly the keys {', '.join(READOFF_KEYS)}")
+        if (not isinstance(entry, dict) or not set(READOFF_KEYS) <= set(entry)
+                or not set(entry) <= set(READOFF_KEYS + READOFF_OPTIONAL)):
+            missing = sorted(set(READOFF_KEYS) - set(entry)) if isinstance(entry, dict) else list(READOFF_KEYS)
+            raise ReferenceFormatError(f"{where}: {item} needs exactly the keys {', '.join(READOFF_KEYS)} (and "
+                                       f"optionally {', '.join(READOFF_OPTIONAL)})"
+                                       + (f"; missing {missing} (a read-off names its calibrated source)"
+                                          if missing else ""))
+        runs = entry.get("runs", 1)
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise ReferenceFormatError(f"{where}: {item}: `runs` (the runs the plotted curve averages) must be an "
+                                       f"integer >= 1, got {runs!r}")
         if entry["scale"] not in SCALES:
             raise ReferenceFormatError(f"{where}: {item}: `scale` {entry['scale']!r}; use one of {', '.join(SCALES)}")
-        if _number(entry["precision"], f"{where}: {item}", "precision") <= 0:
+        precision = _number(entry["precision"], f"{where}: {item}", "precision")
+        if precision <= 0:
             raise ReferenceFormatError(f"{where}: {item}: `precision` must be > 0")
-        if not isinstance(entry["how"], str) or not entry["how"].strip():
+        if not _text(entry["how"]):
             raise ReferenceFormatError(f"{where}: {item}: `how` must say how the figure was read")
+        _source(entry["source"], f"{where}: {item}")
+        residual = float(_calibration(entry["calibration"], f"{where}: {item}")["residual"])
+        if precision < residual:
+            raise ReferenceFormatError(f"{where}: {item}: `precision` {precision:g} is finer than the calibration's "
+                                       f"residual {residual:g}; a read-off cannot be more precise than its axis")
     return raw
+
+
+def describe_source(source: dict[str, Any]) -> str:
+    """A read-off's source in one line: ``owner/name@abcdef1:path (page 3)``, with its kind."""
+    where = f"{source['repo']}@{str(source['commit'])[:7]}:{source['path']}"
+    extra = f", page {source['page']}" if "page" in source else ""
+    extra += f", {source['output']}" if "output" in source else ""
+    return f"{source['kind']} {where}{extra}"
 
 
 def _basis_detail(row: dict[str, Any], readoffs: dict[str, dict[str, Any]], where: str) -> str:
     """Where the row's tolerance comes from, in words (the scoreboard's ``basis_detail``)."""
     basis = row.get("basis")
-    if basis is None:
+    if basis is None and row.get("provenance") != "read-off":
         return ""
     if basis == "read-off":
         if row["item"] not in readoffs:
             raise ReferenceFormatError(f"{where}: `basis: read-off` but `readoffs` has no entry for {row['item']}; "
                                        "say how its figure was read (scale, precision, how)")
         entry = readoffs[row["item"]]
-        return f"read off to ±{entry['precision']:g} ({entry['scale']}): {entry['how']}"
+        calibration = entry["calibration"]
+        return (f"read off to ±{entry['precision']:g} ({entry['scale']}) from {describe_source(entry['source'])}; "
+                f"calibrated on {calibration['anchors']} ({calibration['per']}, residual "
+                f"{float(calibration['residual']):g}): {entry['how']}")
+    if row.get("provenance") == "read-off" and row["item"] not in readoffs:
+        raise ReferenceFormatError(f"{where}: `provenance: read-off` but `readoffs` has no entry for {row['item']}; "
+                                   "name the figure's calibrated source (source, calibration, precision)")
+    read_from = (f"; read from {describe_source(readoffs[row['item']]['source'])}"
+                 if row.get("provenance") == "read-off" else "")
+    if basis is None:
+        return read_from.removeprefix("; ")
     return {"digits": "half a unit in the last printed digit",
             "claim": "a relation the paper states; the margin is the reproduced value's seed spread",
-            "formula": "a closed form evaluated numerically; the tolerance is the numerical precision"}[basis]
+            "formula": "a closed form evaluated numerically; the tolerance is the numerical precision"}[basis] + read_from
+
+
+def _check_same_as(rows: list[dict[str, Any]], path: Path) -> None:
+    """Each ``same_as`` names a counted row of the file whose reported value agrees within the two tolerances."""
+    by_key = {f"{r['item']}:{r['quantity']}": r for r in rows}
+    for row in rows:
+        target = row.get("same_as")
+        if not isinstance(target, str):
+            continue
+        where = f"{path}: {row['item']}:{row['quantity']}: `same_as`"
+        if target not in by_key:
+            raise ReferenceFormatError(f"{where} names {target!r}, which is no row of this file")
+        other = by_key[target]
+        if isinstance(other.get("same_as"), str):
+            raise ReferenceFormatError(f"{where} names {target!r}, which itself repeats {other['same_as']!r}; "
+                                       "name the row that is counted")
+        if abs(row["reported"] - other["reported"]) > row["tolerance"] + other["tolerance"] + 1e-12:
+            raise ReferenceFormatError(f"{where}: reported {row['reported']:g} and {other['reported']:g} differ by "
+                                       "more than their tolerances; they are not the same value")
 
 
 def load_references(path: str | Path) -> pd.DataFrame:
@@ -297,18 +425,23 @@ def load_references(path: str | Path) -> pd.DataFrame:
     rows = [_entry(raw, paper, f"{path}, reference #{i}") for i, raw in enumerate(doc["references"])]
     for i, row in enumerate(rows):
         row["basis_detail"] = _basis_detail(row, readoffs, f"{path}, reference #{i}")
+        # A read-off of a figure that plots a mean of a few runs: how many (the scoreboard adds their seed noise).
+        row["figure_runs"] = (float(readoffs[row["item"]]["runs"]) if row.get("basis") == "read-off"
+                              and "runs" in readoffs.get(row["item"], {}) else math.nan)
+    _check_same_as(rows, path)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     duplicated = frame[frame.duplicated(["item", "quantity"], keep=False)]
     if not duplicated.empty:
         pairs = sorted(set(zip(duplicated["item"], duplicated["quantity"])))
         raise ReferenceFormatError(f"{path}: (item, quantity) listed more than once: {pairs}; keep one entry each")
-    return frame.astype({"reported": float, "tolerance": float})
+    return frame.astype({"reported": float, "tolerance": float, "figure_runs": float})
 
 
 def load_all_references(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = [load_references(p) for p in paths]
     if not frames:
-        return pd.DataFrame(columns=list(COLUMNS)).astype({"reported": float, "tolerance": float})
+        return pd.DataFrame(columns=list(COLUMNS)).astype({"reported": float, "tolerance": float,
+                                                           "figure_runs": float})
     return pd.concat(frames, ignore_index=True)
 
 
