@@ -249,8 +249,7 @@ def test_apart_counts_and_headline(two_papers):
     board = build_scoreboard(*two_papers, preset="paper")
     apart = apart_counts(board)
     assert apart.loc["lu2024"].to_dict() == {"weak": 1, "alternatives": 1, "alternatives_match": 1,
-                                             "consistency": 1, "consistency_hold": 0, "fitted": 1,
-                                             "inconclusive": 2}
+                                             "consistency": 1, "consistency_hold": 0, "fitted": 1}
     assert apart.loc["total", "fitted"] == 1
     assert headline(board) == ("3 of 6 default rows match (1 weak); 2 failed; 2 inconclusive; alternatives 1/1; "
                                "consistency 0/1; fitted 1")

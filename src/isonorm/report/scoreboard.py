@@ -196,8 +196,8 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``weak`` (weak
     default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
     many match), ``consistency`` and ``consistency_hold`` (scored consistency checks, and how many hold),
-    ``fitted`` (fitted readings, never a match), ``inconclusive`` (default reproduction rows whose spread could not
-    decide them), one row per reported value."""
+    ``fitted`` (fitted readings, never a match), one row per reported value (the inconclusive default rows are a
+    column of :func:`summarize_scoreboard`)."""
     frame = counted_rows(frame)
     scored = frame[frame["verdict"].isin(SCORED)]
     headline = headline_rows(scored)
@@ -208,7 +208,6 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
         "alternatives": alternatives, "alternatives_match": alternatives[alternatives["verdict"] == MATCH],
         "consistency": consistency, "consistency_hold": consistency[consistency["verdict"] == MATCH],
         "fitted": frame[(_column(frame, "reading") == FITTED_READING) | (frame["verdict"] == FITTED)],
-        "inconclusive": headline_rows(frame[frame["verdict"] == INCONCLUSIVE]),
     }
     papers = sorted(set(frame["paper"].dropna()))
     table = pd.DataFrame({name: part.groupby("paper").size().reindex(papers, fill_value=0)

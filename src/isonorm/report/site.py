@@ -175,7 +175,7 @@ Counted apart: {escape(_apart_sentence(scoreboard))}</p>
 <section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>
 <p class="note">Every figure and table of each paper, coloured by the worst verdict among its default reference
-values (failed, then mismatch, then not run, then match). Hover for the counts; click to open the item on its
+values (failed, then mismatch, then inconclusive, then not run, then match). Hover for the counts; click to open the item on its
 paper's page. Dashed tiles are items of the scoreboard that no page shows.</p>
 {grid_html(grid, pages)}</section>
 <section id="papers"><h2>Papers</h2>

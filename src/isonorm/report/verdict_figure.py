@@ -76,7 +76,8 @@ def verdict_figure(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> str:
     return (
         f'<figure id="{FIGURE_ID}" class="verdict-figure">{svg}<figcaption>Reference values of each paper by '
         "verdict, default readings of a reproduction only: <em>match</em> (the reproduced value, with its seed "
-        "spread, is within the tolerance), <em>mismatch</em>, <em>failed</em> (the item ran but the value is "
+        "spread, is within the tolerance), <em>mismatch</em>, <em>inconclusive</em> (the run's spread is too wide to "
+        "decide at the tolerance, or the value is one run's), <em>failed</em> (the item ran but the value is "
         "missing, NaN or infinite), <em>not-run</em> (the item produced no value in this run). Alternative and "
         "fitted readings and consistency checks are counted apart (the headline above). Rows with no reference "
         "value (quantities the run measured that no paper reports: "
