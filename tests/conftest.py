@@ -31,6 +31,13 @@ PAPER_ROOT_RUN = ("--configfile", "presets/quick.yaml", "--config", "preset=pape
                   f"{PAPER['results']}/lu2024/claims.parquet", f"{PAPER['report']}/lu2024.html")
 
 
+@pytest.fixture(autouse=True)
+def hub_answers(monkeypatch):
+    """Tests fake the Hub's downloads (huggingface_hub's functions), so the reachability probe that precedes them
+    answers "reachable" here; tests/test_sources_offline.py puts the real probe back and fakes the network away."""
+    monkeypatch.setattr("isonorm.sources.hub.hub_unreachable", lambda *args, **kwargs: None)
+
+
 def snakemake(workdir: Path, *args: str, env: dict | None = None, timeout: int = 1200) -> subprocess.CompletedProcess:
     """Run the snakemake of this interpreter's environment in ``workdir``, capturing its output."""
     command = [sys.executable, "-m", "snakemake", *args]

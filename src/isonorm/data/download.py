@@ -1,7 +1,8 @@
 """The ``torchvision`` source: download through torchvision's own dataset class, with retries.
 
 architecture §4: an unreachable download fails at once (after a few quick retries) with a message that names the
-cause and both ways forward: the offline quick preset and the ``local`` source with a pre-staged folder.
+cause and the ways forward (isonorm.sources.errors.offline_ways_forward): a pre-staged folder with the ``local``
+source, the data-free run, the offline quick preset.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..sources import QUICK_PRESET_COMMAND
+from ..sources.errors import offline_ways_forward
 from .registry import DatasetSpec
 
 
@@ -22,11 +23,11 @@ def download_failure_message(spec: DatasetSpec, dataset_dir: Path, attempts: int
     return (
         f"could not download {spec.name} with torchvision.datasets.{spec.torchvision_class} into {dataset_dir} "
         f"after {attempts} attempt(s); last error: {type(cause).__name__}: {cause}. "
-        "This machine may be offline (compute nodes often are). Two ways forward:\n"
-        f"  1. run the offline quick preset (synthetic data, same pipeline): `{QUICK_PRESET_COMMAND}`;\n"
-        f"  2. download {spec.name} on a machine with internet (torchvision.datasets.{spec.torchvision_class}"
-        f"(root, download=True)) and set this data set's source to `local` with `path:` pointing at that root "
-        f"(the folder holding `{spec.layout}/` with {files})."
+        "This machine may be offline (compute nodes often are). "
+        + offline_ways_forward(
+            f"{spec.name} (torchvision.datasets.{spec.torchvision_class}(root, download=True))",
+            f"`local` with `path:` pointing at that root (the folder holding `{spec.layout}/` with {files})",
+        )
     )
 
 

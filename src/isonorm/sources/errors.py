@@ -7,8 +7,20 @@ unreachable Hub needs another source.
 
 from __future__ import annotations
 
-# The offline quick preset: the first way forward of every "could not download" message.
+# The offline quick preset: a way forward of every "could not download" message.
 QUICK_PRESET_COMMAND = "snakemake --cores all --configfile presets/quick.yaml"
+DATA_FREE_COMMAND = "snakemake --cores all --config compute=data-free"
+
+
+def offline_ways_forward(what: str, offline_sources: str) -> str:
+    """The ways forward of every "could not download" message, one per line (docs/data.md)."""
+    return (
+        "Ways forward:\n"
+        f"  1. pre-stage {what} on a machine with internet and use source {offline_sources} "
+        "(docs/data.md, 'Pre-staging for offline machines');\n"
+        f"  2. run only the items that need no download, at the paper's settings: `{DATA_FREE_COMMAND}`;\n"
+        f"  3. run the offline smoke preset (synthetic stand-ins, same pipeline): `{QUICK_PRESET_COMMAND}`."
+    )
 
 
 class HubError(RuntimeError):

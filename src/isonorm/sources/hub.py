@@ -7,20 +7,27 @@ for ``isonorm.checkpoints.fetch``). A snapshot lives in the user's Hugging Face 
 (else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``), so a model already there is not downloaded again,
 and the cache is looked at first, with no network call at all. Retries follow the data sets' torchvision download
 (``isonorm.data.download``): ``retries`` more attempts after the first, waits doubling from ``backoff_s``
-(1, 2, 4 s by default), so that a transient error passes and an offline machine fails within seconds. Only
-transient causes are retried (no connection, time-outs, HTTP 429 and 5xx); a missing repository, revision
-or file and a gated repository fail at once. ``huggingface_hub`` is imported where it is used: it is slow to
+(1, 2, 4 s by default), so that a transient error passes. Only transient causes are retried (no connection,
+time-outs, HTTP 429 and 5xx); a missing repository, revision or file and a gated repository fail at once. An
+offline machine fails within seconds, before any download is tried: huggingface_hub retries a failed request
+five times on its own (about 25 s per attempt, two minutes over the retries here), so :func:`hub_unreachable`
+first opens one TCP connection to the Hub's endpoint (or the HTTPS proxy) with a short time-out; with
+``HF_HUB_OFFLINE=1`` nothing is probed and the cache alone answers. ``huggingface_hub`` is imported where it is used: it is slow to
 import and only the ``huggingface`` sources need it.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
+import threading
 import time
+import urllib.request
+from urllib.parse import urlsplit
 from pathlib import Path
 from typing import Callable, Literal, Sequence, TypeVar
 
-from .errors import QUICK_PRESET_COMMAND, GatedRepoAccessError, HubError, HubNotFoundError, HubUnreachableError
+from .errors import GatedRepoAccessError, HubError, HubNotFoundError, HubUnreachableError, offline_ways_forward
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -77,6 +84,51 @@ def classify(err: BaseException) -> str:
     return "other"
 
 
+# How long the probe waits for a name lookup and a TCP connection to the Hub: long enough for a slow link, short
+# enough that an offline machine fails in seconds (issue: "an offline Hub fetch fails in under 10 s").
+PROBE_TIMEOUT_S = 4.0
+
+
+def hub_unreachable(timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why the Hub cannot be reached from here (the probe's error), or None when a TCP connection to its endpoint
+    (``HF_ENDPOINT``, huggingface.co by default), or to the HTTPS proxy the environment names, opens within
+    ``timeout_s``. The name lookup has no time-out of its own, so the probe runs in a daemon thread."""
+    from huggingface_hub import constants
+
+    endpoint = urlsplit(constants.ENDPOINT)
+    proxy = urllib.request.getproxies().get(endpoint.scheme or "https")
+    if proxy and urllib.request.proxy_bypass(endpoint.hostname or ""):  # NO_PROXY names the endpoint
+        proxy = None
+    target = urlsplit(proxy) if proxy else endpoint
+    host = target.hostname or ""
+    port = target.port or (443 if target.scheme == "https" else 80)
+    outcome: list[BaseException | None] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout_s).close()
+            outcome.append(None)
+        except OSError as err:
+            outcome.append(err)
+
+    thread = threading.Thread(target=probe, name="hub-probe", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    via = " (the HTTPS proxy of this environment)" if proxy else ""
+    if not outcome:
+        return f"no answer from {host}:{port}{via} within {timeout_s:g} s"
+    if outcome[0] is not None:
+        return f"cannot connect to {host}:{port}{via}: {type(outcome[0]).__name__}: {outcome[0]}"
+    return None
+
+
+def _unreachable_message(what: str, repo: str, revision: str, cause: str, offline_sources: str) -> str:
+    return (
+        f"{what}: could not reach the Hugging Face Hub for {repo}@{revision} ({cause}). This machine may be offline "
+        "(compute nodes often are). " + offline_ways_forward(what, offline_sources)
+    )
+
+
 def _offline_mode() -> bool:
     from huggingface_hub import constants
 
@@ -103,7 +155,11 @@ def call_hub(
         raise ValueError(f"retries must be >= 0, got {retries}")
     prefix = "datasets/" if repo_type == "dataset" else ""
     page = f"https://huggingface.co/{prefix}{repo}"
-    attempts = 1 if _offline_mode() else retries + 1  # HF_HUB_OFFLINE=1: retrying cannot help
+    offline = _offline_mode()
+    attempts = 1 if offline else retries + 1  # HF_HUB_OFFLINE=1: retrying cannot help
+    unreachable = None if offline else hub_unreachable()
+    if unreachable is not None:
+        raise HubUnreachableError(_unreachable_message(what, repo, revision, unreachable, offline_sources))
     for attempt in range(attempts):
         try:
             return fn()
@@ -129,13 +185,10 @@ def call_hub(
             if kind == "other":
                 raise
             if attempt == attempts - 1:
+                reason = (f"HF_HUB_OFFLINE is set, and the Hugging Face cache does not hold it; last error: {cause}"
+                          if offline else f"{attempts} attempt(s); last error: {cause}")
                 raise HubUnreachableError(
-                    f"{what}: could not reach the Hugging Face Hub for {repo}@{revision} after {attempts} "
-                    f"attempt(s); last error: {cause}. This machine may be offline (compute nodes often are). "
-                    "Ways forward:\n"
-                    f"  1. run the offline quick preset (local stand-ins, same pipeline): `{QUICK_PRESET_COMMAND}`;\n"
-                    f"  2. fetch it on a machine with internet and use source {offline_sources} (see the README, "
-                    "'Checkpoints')."
+                    _unreachable_message(what, repo, revision, reason, offline_sources)
                 ) from err
             wait = backoff_s * 2**attempt
             log.warning("%s: Hub not reachable (%s); retrying in %.0f s", what, cause, wait)
