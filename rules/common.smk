@@ -5,20 +5,22 @@
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
 #                 (isonorm.resources: a cost table's row where it has the job's, else the defaults)
-#   report        register_results() (results and claims), called by each rules/<slug>.smk; paper_results(),
-#                 data_results() (used by
+#   report        register_results() (results and claims), called by each rules/<slug>.smk; run_plan(): what this run
+#                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 
 import re
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
+from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, projected_costs
+from isonorm.run_status import summary_lines
 from isonorm.resources import GROUPS, JobSizes
 
 DATA_ROOT = config["data"]["root"]
-DATA_FREE_ONLY = config["compute"] == "data-free"
 CHECKPOINT_ROOT = config["checkpoints"]["root"]
 # results/, report/, logs/ for the paper configuration; results/<preset>/, … for every other preset, so that no
 # run overwrites another preset's outputs (architecture §4). Every output path below starts with one of them.
@@ -145,27 +147,74 @@ LOCAL, SIMULATION, AT_INIT = (job_size(kind) for kind in ("local", "simulation",
 TRAINING = job_size("training", gpu=training_gpus)  # every training holds a GPU (profiles/default pools them)
 
 
-# --- what each paper produces: every rules/<slug>.smk registers its results and its claims ----------------
+# --- what each paper produces: every rules/<slug>.smk registers its results and its claims; the run plan (isonorm.plan)
+# decides which of them this run computes -------------------------------------------------------------------------
 
-PAPER_RESULTS = {}  # {slug: {result key: [files]}}, every results file of the paper
-DATA_RESULTS = {}  # the same for the jobs that need a data set, a checkpoint or a GPU (the shapes preset's jobs)
+REGISTERED = {}  # {slug: {need: {result key: [files]}}}, need: data_free | needs_data | trains (isonorm.plan.NEEDS)
 PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities
 
 
-def register_results(slug, *, data_free, needs_data=None, claims):
-    """Record a paper's results files by result key: ``data_free`` ones always, ``needs_data`` ones (a dict, or
-    a function returning it) unless compute == data-free; and the functions that measure its claims from them,
-    each ``claims(results, config) -> {item: {quantity: value}}`` written out in full (isonorm.report.claims)."""
-    DATA_RESULTS[slug] = {} if DATA_FREE_ONLY or needs_data is None else dict(needs_data())
-    PAPER_RESULTS[slug] = {**data_free, **DATA_RESULTS[slug]}
+def register_results(slug, *, data_free, needs_data=None, trains=None, claims):
+    """Record a paper's results files by result key and by what computing them needs: ``data_free`` (random
+    networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
+    the last two are dicts or functions returning one. And the functions that measure its claims from them, each
+    ``claims(results, config) -> {item: {quantity: value}}`` written out in full (isonorm.report.claims)."""
+    REGISTERED[slug] = {DATA_FREE: dict(data_free), NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
     PAPER_CLAIMS[slug] = list(claims)
 
 
+def _files(registered):
+    return {} if registered is None else dict(registered() if callable(registered) else registered)
+
+
+_RUN_PLAN = []
+
+
+def run_plan():
+    """This run's plan (isonorm.plan.RunPlan), made on first use: from the input functions, once Snakemake knows
+    whether the jobs run here or on a cluster. ``device: cuda`` without a GPU stops here, before any job."""
+    if not _RUN_PLAN:
+        plan = RunPlan.of(config, local=workflow.local_exec, measures_cost=bool(config["shakedown"]))
+        plan.check()
+        if workflow.is_main_process:
+            print(plan.device_line(), file=sys.stderr)
+        _RUN_PLAN.append(plan)
+    return _RUN_PLAN[0]
+
+
+def planned_results(slug):
+    """{result key: [files]} of the paper that this run computes."""
+    plan = run_plan()
+    return {key: files for need, by_key in REGISTERED[slug].items() if plan.left_out(need) is None
+            for key, files in by_key.items()}
+
+
+def left_out_results(slug):
+    """{file: {cause, fix, and where the shapes preset measured it: hours, device}} of every results file of the
+    paper that this run's plan leaves out (the report shows them as not run, with their cost)."""
+    plan, costs = run_plan(), projected_costs(Path(output_roots("shapes")["results"], "cost.csv"))
+    left = {}
+    for need, by_key in REGISTERED[slug].items():
+        if plan.left_out(need) is not None:
+            for f in (f for files in by_key.values() for f in files):
+                hours, device = costs.get(str(Path(f).relative_to(RESULTS)), (None, None))
+                left[f] = {**plan.left_out(need).as_dict(), "hours": hours, "device": device}
+    return left
+
+
 def paper_results(wc):
-    """Every results file of the paper named by the {slug} wildcard."""
-    return [f for files in PAPER_RESULTS[wc.slug].values() for f in files]
+    """Every results file of the paper named by the {slug} wildcard that this run computes."""
+    return [f for files in planned_results(wc.slug).values() for f in files]
 
 
-def data_results():
-    """Every results file of a job that needs a data set, a checkpoint or a GPU, of every paper."""
-    return [f for slug in PAPERS for files in DATA_RESULTS[slug].values() for f in files]
+def data_results(wc=None):
+    """Every results file of a job that needs a data set, a checkpoint or a GPU, of every paper (the shapes preset's
+    jobs, whose cost table the cost stage writes)."""
+    plan = run_plan()
+    return [f for slug in PAPERS for need in (NEEDS_DATA, TRAINS) if plan.left_out(need) is None
+            for files in REGISTERED[slug][need].values() for f in files]
+
+
+def plan_summary():
+    """The index's and the terminal's lines on what this run's plan leaves out (isonorm.run_status)."""
+    return summary_lines([], {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}, None)

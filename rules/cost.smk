@@ -12,7 +12,7 @@ SHAKEDOWN = bool(config["shakedown"])
 
 rule cost_table:
     input:
-        data_results(),
+        data_results,
     output:
         table=f"{RESULTS}/cost.csv",
         page=f"{REPORT}/cost.html",

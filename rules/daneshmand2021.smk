@@ -18,7 +18,7 @@ from isonorm.experiments.daneshmand2021.summaries import a1_batches
 D21 = config["daneshmand2021"]
 
 
-# Every results file of the paper, by result key; the data items only when compute == all.
+# Every results file of the paper, by result key and by what it needs (isonorm.plan: what a run computes).
 register_results(
     "daneshmand2021",
     data_free={
@@ -29,12 +29,14 @@ register_results(
         "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
     },
     needs_data=lambda: {
+        "appfig6": expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"]),
+    },
+    trains=lambda: {
         "depth_training": expand(
             results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
             init=D21["depth_training"]["inits"], depth=D21["depth_training"]["depths"],
         ),
         "fig4b": [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")],
-        "appfig6": expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"]),
         "appfig7": expand(
             results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
             init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],

@@ -19,7 +19,7 @@ from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
 J23 = config["joudaki2023"]
 
 
-# Every results file of joudaki2023, by result key; data and checkpoint items only when compute == all.
+# Every results file of joudaki2023, by result key and by what it needs (isonorm.plan: what a run computes).
 J23_DATA_FREE = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
 J23_DATA_FREE.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
 # Alternative readings of a simulator item (decision D19): result key "<item>--<reading>", one job each.
@@ -33,9 +33,11 @@ register_results(
     needs_data=lambda: {
         "fig3": [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")],
         "figb4": expand(results("joudaki2023", "figb4", "{dataset}.parquet"), dataset=J23["figb4"]["datasets"]),
-        **{run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"),
-                           activation=J23[run_set]["activations"]) for run_set in ("fig2_runs", "fig7_runs")},
         "figb5": [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")],
+    },
+    trains=lambda: {
+        run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"), activation=J23[run_set]["activations"])
+        for run_set in ("fig2_runs", "fig7_runs")
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}
         "isonorm.experiments.joudaki2023.strengths:claims",

@@ -16,11 +16,16 @@
 L24 = config["lu2024"]
 
 
-# Every results file of lu2024, by result key; only Fig. 1 (a network at init) needs no data set or checkpoint.
+# Every results file of lu2024, by result key and by what it needs (isonorm.plan: what a run computes); only Fig. 1
+# (a network at init) needs no data set or checkpoint.
 register_results(
     "lu2024",
     data_free={"fig1": [results("lu2024", "fig1", "init_weights.parquet")]},
     needs_data=lambda: {
+        "table5_plms": [results("lu2024", "table5", "plms.parquet")],
+        "table5_llms": [results("lu2024", "table5", "llms.parquet")],
+    },
+    trains=lambda: {
         "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
         "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
         "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
@@ -37,8 +42,6 @@ register_results(
         "table5_transformer": [
             results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet")
         ],
-        "table5_plms": [results("lu2024", "table5", "plms.parquet")],
-        "table5_llms": [results("lu2024", "table5", "llms.parquet")],
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}

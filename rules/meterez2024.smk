@@ -17,13 +17,15 @@ from isonorm.experiments.meterez2024.grid_jobs import training_stacks
 M24 = config["meterez2024"]
 M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100, mnist+fashionmnist, ...
 
-# Every results file of meterez2024, by result key; only Fig. 1 needs no data set.
+# Every results file of meterez2024, by result key and by what it needs (isonorm.plan: what a run computes).
 register_results(
     "meterez2024",
     data_free={"fig1": [results("meterez2024", "fig1", "synthetic.parquet")]},
     needs_data=lambda: {
         **{item: [results("meterez2024", "at_init", f"{item}.parquet")] for item in SWEEP_ITEMS},
         "tabled1": expand(results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]),
+    },
+    trains=lambda: {
         # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth (a stack's file holds several)
         "training": expand(
             results("meterez2024", "training", "{stack}-d{depth}.parquet"), stack=M24_STACKS,

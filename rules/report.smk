@@ -32,7 +32,7 @@ rule paper_claims:
     output:
         f"{RESULTS}/{{slug}}/claims.parquet",
     params:
-        results=lambda wc: PAPER_RESULTS[wc.slug],
+        results=lambda wc: planned_results(wc.slug),
         claims=lambda wc: PAPER_CLAIMS[wc.slug],  # register_results(..., claims=[...]) of rules/<slug>.smk
     threads: LOCAL.threads
     resources: **LOCAL.resources
@@ -58,6 +58,7 @@ rule paper_notebook:
         executed=f"{RESULTS}/{{slug}}/notebook.ipynb",
     params:
         preset=config["preset"],
+        not_run=lambda wc: left_out_results(wc.slug),  # what the run plan leaves out, and why (isonorm.plan)
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:
@@ -116,6 +117,7 @@ rule report_index:
         preset=config["preset"],
         config=config,
         benchmarks=f"{RESULTS}/benchmarks",
+        run_summary=lambda wc: plan_summary(),  # what the run plan leaves out (isonorm.run_status)
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:
@@ -125,3 +127,36 @@ rule report_index:
     localrule: True
     script:
         "../scripts/build_index.py"
+
+
+# --- the end of every run (isonorm.run_status, isonorm.report.end_of_run): the report from what exists when a job
+# failed, and on the terminal what ran, what did not and why, and the command that finishes it --------------------
+
+
+def end_of_run(success):
+    from isonorm.report.end_of_run import report_what_exists
+    from isonorm.run_status import command_line, job_outcomes, missing_causes, summary_lines
+
+    report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
+    planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
+    outcomes = job_outcomes(planned)
+    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}
+    lines = summary_lines(outcomes, left_out, len(planned), None if SHAKEDOWN else f"{REPORT}/index.html",
+                          command_line())
+    if not success and not SHAKEDOWN:
+        missing = missing_causes(outcomes)
+        lines += report_what_exists(
+            papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
+            planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
+            not_run=lambda slug: {**left_out_results(slug),
+                                  **{f: why for f, why in missing.items() if f.startswith(f"{RESULTS}/{slug}/")}},
+        )
+    print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)
+
+
+onsuccess:
+    end_of_run(success=True)
+
+
+onerror:
+    end_of_run(success=False)

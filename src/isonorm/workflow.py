@@ -18,6 +18,7 @@ import pandas as pd
 import torch
 
 from .provenance import device_description
+from .run_status import clear_failure, record_failure
 from .runtime import resolve_device
 from .sources import fetch
 from .train import CAP_SETTING, capped
@@ -27,11 +28,17 @@ log = logging.getLogger("isonorm")
 
 @contextlib.contextmanager
 def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
-    """Send logging (and warnings, and the traceback of a failure) to the rule's ``log:`` file."""
+    """Send logging (and warnings, and the traceback of a failure) to the rule's ``log:`` file.
+
+    A failure reaches the terminal once: its message (which names the cause and the fix) on stderr, the traceback
+    in the log only, and a record beside the log (isonorm.run_status) for the report of the run; the job then
+    exits with status 1. A job that starts again removes its old record."""
     path = Path(snakemake.log[0]) if snakemake.log else None
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    to_terminal = logging.StreamHandler(sys.stderr)
+    handlers: list[logging.Handler] = [to_terminal]
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        clear_failure(path)
         handlers.append(logging.FileHandler(path, mode="w"))
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True
@@ -48,8 +55,16 @@ def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
              torch.get_num_threads(), at_import, getattr(snakemake, "threads", None), os.environ.get("OMP_NUM_THREADS"))
     try:
         yield log
-    except BaseException:
+    except Exception as err:
+        if path is None:
+            raise
+        logging.getLogger().removeHandler(to_terminal)  # the traceback goes to the log alone
         log.exception("rule %s failed", snakemake.rule)
+        record_failure(path, snakemake.rule, [str(o) for o in snakemake.output], err)
+        print(f"rule {snakemake.rule} failed: {type(err).__name__}: {err}\n(traceback: {path})", file=sys.stderr)
+        raise SystemExit(1) from None
+    except BaseException:  # interrupted (KeyboardInterrupt, SystemExit): no record, the job did not fail itself
+        log.exception("rule %s stopped", snakemake.rule)
         raise
     log.info("rule %s done in %.1f s", snakemake.rule, time.perf_counter() - start)
 

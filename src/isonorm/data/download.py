@@ -23,7 +23,7 @@ def download_failure_message(spec: DatasetSpec, dataset_dir: Path, attempts: int
     return (
         f"could not download {spec.name} with torchvision.datasets.{spec.torchvision_class} into {dataset_dir} "
         f"after {attempts} attempt(s); last error: {type(cause).__name__}: {cause}. "
-        "This machine may be offline (compute nodes often are). "
+        "This machine may be offline (compute nodes often are)."
         + offline_ways_forward(
             f"{spec.name} (torchvision.datasets.{spec.torchvision_class}(root, download=True))",
             f"`local` with `path:` pointing at that root (the folder holding `{spec.layout}/` with {files})",

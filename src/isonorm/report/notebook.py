@@ -14,7 +14,8 @@ a fitted reading (``markup.outcome_sentences``; docs/decisions/README.md, "Verdi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import fnmatch
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -28,6 +29,7 @@ from IPython.display import HTML, display
 from matplotlib.figure import Figure
 
 from ..results import read_all_results, read_metadata  # noqa: E402
+from ..run_status import absence_text  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
@@ -84,6 +86,10 @@ class ItemRenderer:
         self.sources: dict[str, list[str]] = {}
         self._cell_sources: list[str] = []
         self._sources_cell: object = None
+        # Why an item's results are absent (PaperPage.load, from the run's causes), by item and for the current cell.
+        self.absences: dict[str, str] = {}
+        self._cell_absences: list[str] = []
+        self._absences_cell: object = None
 
     def loaded(self, functions: Iterable[str], items: Iterable[str] = ()) -> None:
         """Results of ``functions`` were loaded for ``items`` (none: for the items this cell renders)."""
@@ -185,8 +191,23 @@ class ItemRenderer:
         self._placeholder(item, "not-reproducible", "not reproducible", reason)
 
     def not_run(self, item: str, reason: str) -> None:
-        """Mark an item whose results this run did not produce (e.g. ``compute: data-free``)."""
+        """Mark an item whose results this run did not produce (e.g. ``compute: data-free``). The generic reason
+        ``NOT_RUN`` gives way to what this run knows of the absence (:meth:`absent`): the item's own, else that of
+        the results this cell found missing."""
+        if reason == NOT_RUN:
+            cell = self._cell_absences if self._absences_cell == _cell() else []
+            reason = self.absences.get(item) or " ".join(dict.fromkeys(cell)) or NOT_RUN
         self._placeholder(item, "not-run", "not run", reason)
+
+    def absent(self, text: str, items: Iterable[str] = ()) -> None:
+        """Results that ``items`` (none: the items this cell renders) read are absent, for the reason ``text``
+        (isonorm.run_status.absence_text)."""
+        for item in items:
+            self.absences[item] = text
+        cell = _cell()
+        if self._absences_cell != cell:
+            self._cell_absences, self._absences_cell = [], cell
+        self._cell_absences.append(text)
 
     def _placeholder(self, item: str, css_class: str, headline: str, reason: str) -> None:
         self._claim_id(item)
@@ -265,6 +286,9 @@ class PaperPage:
     cfg: dict[str, Any]
     results: Path
     render: ItemRenderer
+    # {results file relative to ``results``: {cause, fix, hours, device}}: files this run did not produce, and why
+    # (the plan's left-out files, and at the end of a run that could not finish, its failures: isonorm.run_status)
+    absent: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __iter__(self):
         """A notebook unpacks its page as ``cfg, render, load = open_paper(...)``."""
@@ -277,6 +301,9 @@ class PaperPage:
         from these results, and show as not run themselves), or with none named each item this cell renders, says
         which library function computed the results (from each file's provenance, architecture §5)."""
         files = sorted(self.results.glob(pattern))
+        missing = [why for path, why in self.absent.items() if fnmatch.fnmatch(path, pattern)]
+        if missing:
+            self.render.absent(absence_text(missing), [*items, *feeds])
         if not files:
             for item in items:
                 self.render.not_run(item, NOT_RUN)
@@ -299,4 +326,6 @@ def open_paper(slug: str, run: dict[str, Any], *, style: dict[str, Any]) -> Pape
     render = ItemRenderer(slug, run["report_dir"], REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet",
                           run["preset"])
     cfg = run["config"]
-    return PaperPage(slug, cfg, results, render)
+    absent = {str(Path(path).relative_to(results)) if Path(path).is_relative_to(results) else path: why
+              for path, why in (run.get("not_run") or {}).items()}
+    return PaperPage(slug, cfg, results, render, absent)

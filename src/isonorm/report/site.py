@@ -11,7 +11,7 @@ that exist, so the index never has a broken link while papers are still being re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import pandas as pd
 import yaml
@@ -135,6 +135,13 @@ def _made_with(preset: str, provenance: Mapping[str, Any]) -> str:
     )
 
 
+def _run_section(lines: Sequence[str]) -> str:
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    return f'<section id="this-run"><h2>This run</h2><ul class="run-summary">{items}</ul></section>'
+
+
 def build_index(
     report_dir: str | Path,
     scoreboard_csv: str | Path,
@@ -144,6 +151,7 @@ def build_index(
     provenance: Mapping[str, Any],
     preset: str,
     devices: pd.DataFrame | None = None,
+    run_summary: Sequence[str] = (),
 ) -> SitePages:
     """Write ``report_dir/index.html`` and ``report_dir/scoreboard.html`` atomically; return both paths.
     Then lay the whole site out again, as hard links, in ``report_dir/_archive/``, the folder that
@@ -152,7 +160,9 @@ def build_index(
     ``papers``: one ``{"slug", "title", "html"}`` per paper, ``html`` relative to ``report_dir`` (e.g.
     ``lu2024.html``); the item grid reads each existing page for its item ids. ``provenance``: e.g.
     ``isonorm.provenance.provenance()`` (nested mappings such as ``packages`` become collapsible tables), the
-    index job's own; ``devices``: the device of every experiment job (:func:`job_devices`), shown with it.
+    index job's own; ``devices``: the device of every experiment job (:func:`job_devices`), shown with it;
+    ``run_summary``: what this run computed, left out or could not run, and how to finish it
+    (isonorm.run_status.summary_lines), shown under the headline.
     """
     report_dir = Path(report_dir)
     _check_papers(papers)
@@ -172,7 +182,7 @@ def build_index(
 <p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
 <p class="note">Only default readings of a reproduction count; a match is weak when {escape(WEAK_MEANING)}.
 Counted apart: {escape(_apart_sentence(scoreboard))}</p>
-<section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
+{_run_section(run_summary)}<section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>
 <p class="note">Every figure and table of each paper, coloured by the worst verdict among its default reference
 values (failed, then mismatch, then inconclusive, then not run, then match). Hover for the counts; click to open the item on its

@@ -15,7 +15,7 @@ DATA_FREE_COMMAND = "snakemake --cores all --config compute=data-free"
 def offline_ways_forward(what: str, offline_sources: str) -> str:
     """The ways forward of every "could not download" message, one per line (docs/data.md)."""
     return (
-        "Ways forward:\n"
+        "\nWays forward:\n"
         f"  1. pre-stage {what} on a machine with internet and use source {offline_sources} "
         "(docs/data.md, 'Pre-staging for offline machines');\n"
         f"  2. run only the items that need no download, at the paper's settings: `{DATA_FREE_COMMAND}`;\n"

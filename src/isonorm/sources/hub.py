@@ -125,7 +125,7 @@ def hub_unreachable(timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
 def _unreachable_message(what: str, repo: str, revision: str, cause: str, offline_sources: str) -> str:
     return (
         f"{what}: could not reach the Hugging Face Hub for {repo}@{revision} ({cause}). This machine may be offline "
-        "(compute nodes often are). " + offline_ways_forward(what, offline_sources)
+        "(compute nodes often are)." + offline_ways_forward(what, offline_sources)
     )
 
 
@@ -185,7 +185,7 @@ def call_hub(
             if kind == "other":
                 raise
             if attempt == attempts - 1:
-                reason = (f"HF_HUB_OFFLINE is set, and the Hugging Face cache does not hold it; last error: {cause}"
+                reason = ("HF_HUB_OFFLINE is set, and the Hugging Face cache does not hold it"
                           if offline else f"{attempts} attempt(s); last error: {cause}")
                 raise HubUnreachableError(
                     _unreachable_message(what, repo, revision, reason, offline_sources)

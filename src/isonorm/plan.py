@@ -1,0 +1,121 @@
+"""What a run computes on the machine it is on, decided when Snakemake builds the jobs (docs/configuration.md,
+"What a run computes").
+
+Every results file of a paper is registered under one of three needs (rules/common.smk ``register_results``):
+``data_free`` (random networks, no data set), ``needs_data`` (a data set, a corpus or a checkpoint; no training)
+and ``trains`` (a network is trained). A run plans all three unless
+
+- ``compute: data-free``: only the data-free files;
+- a local run with ``device: auto`` on a machine without a GPU (and not the shapes preset, which measures what
+  each job costs on this machine): no training. Trainings of the paper's sizes would take about 1,700 hours on
+  a 2-core CPU (the shapes preset's CPU record); ``device: cpu`` trains here anyway, on purpose.
+
+Each file left out has a cause, shown on its items in the report with the setting that computes it. ``device:
+cuda`` on a machine without a GPU stops before any job. A cluster run plans every training (the submitting
+host says nothing about the GPU nodes), and so does a machine whose GPU torch cannot use: its jobs stop loudly
+(isonorm.runtime.unusable_gpu), never train on the CPU unnoticed.
+
+Only the executor tells a local run from a cluster run, and Snakemake knows it only after parsing the rules:
+the plan is made on first use, from the input functions, when the jobs are built (a dry run included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import gpus
+
+DATA_FREE, NEEDS_DATA, TRAINS = "data_free", "needs_data", "trains"
+NEEDS = (DATA_FREE, NEEDS_DATA, TRAINS)
+
+
+class DeviceUnavailableError(RuntimeError):
+    """The config names a CUDA device that this machine does not have."""
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Why a results file is not computed by this run, and the setting that computes it."""
+
+    cause: str
+    fix: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"cause": self.cause, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The run's device settings and what they leave out (module docstring)."""
+
+    device: str  # the config's device: auto | cpu | cuda | cuda:N
+    compute: str  # all | data-free
+    local: bool  # the jobs run on this machine (not a cluster executor)
+    gpu_here: bool  # isonorm.gpus.gpu_visible(): a GPU that `device: auto` would pick
+    measures_cost: bool  # the shapes preset: every job runs a few steps at paper sizes to project its cost
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any], *, local: bool, measures_cost: bool = False) -> RunPlan:
+        """The plan of a run of ``config`` here; ``measures_cost``: the shapes preset's step cap is set."""
+        return cls(device=str(config["device"]), compute=str(config["compute"]), local=local,
+                   gpu_here=gpus.gpu_visible(), measures_cost=measures_cost)
+
+    def check(self) -> None:
+        """``device: cuda`` (or ``cuda:N``) in a local run on a machine without a GPU: stop before any job."""
+        if self.local and self.device.startswith("cuda") and not self.gpu_here:
+            raise DeviceUnavailableError(
+                f"config `device: {self.device}`, but this machine has no GPU (no NVIDIA driver lists one, or "
+                "CUDA_VISIBLE_DEVICES hides them all), so every training job would fail when it starts. Use "
+                "`--config device=auto` to run here what needs no GPU (the trainings are then reported as not run), "
+                "`--config device=cpu` to train on the CPU on purpose, or a cluster profile that sends the trainings "
+                "to GPU nodes (docs/cluster.md)."
+            )
+
+    @property
+    def trains_here(self) -> bool:
+        """Whether this run trains networks (``compute: all``, and a GPU, or ``device: cpu``, or a cluster)."""
+        return self.left_out(TRAINS) is None
+
+    def left_out(self, need: str) -> LeftOut | None:
+        """Why files of ``need`` are not computed by this run, or None when they are."""
+        if need not in NEEDS:
+            raise ValueError(f"unknown need {need!r}; known: {NEEDS}")
+        if need == DATA_FREE:
+            return None
+        if self.compute == "data-free":
+            return LeftOut("needs a data set, a checkpoint or a GPU, and this run is `compute: data-free`",
+                           "--config compute=all")
+        if (need == TRAINS and self.local and self.device == "auto" and not self.gpu_here
+                and not self.measures_cost):
+            return LeftOut("trains a network, and this machine has no GPU (`device: auto`)", "--config device=cpu")
+        return None
+
+    def device_line(self) -> str:
+        """One line for the start of a run: the device its jobs will use, and what that leaves out."""
+        where = "this machine" if self.local else "the cluster's nodes"
+        if self.device == "auto":
+            device = ("its GPU" if self.gpu_here else "its CPU (no GPU found)") if self.local else (
+                "their GPU where they have one (`device: auto`)")
+        else:
+            device = f"`{self.device}`"
+        line = f"device: the jobs run on {where}, on {device}"
+        if self.compute == "data-free":
+            return line + "; `compute: data-free`: only the items that need no data set or GPU are computed"
+        if not self.trains_here:
+            return (line + "; no training is planned: each training item is reported as not run, with its "
+                    "projected cost here; `--config device=cpu` trains on the CPU anyway")
+        return line
+
+
+def projected_costs(cost_csv: str | Path) -> dict[str, tuple[float, str]]:
+    """{results file relative to its preset's root: (projected hours, the device measured)} from the shapes
+    preset's cost table (docs/cost.md); empty without one."""
+    path = Path(cost_csv)
+    if not path.is_file():
+        return {}
+    from .report.cost import read_cost_table  # pandas: only when a table exists
+
+    table = read_cost_table(path)
+    return {str(row.result): (float(row.projected_hours), str(row.device)) for row in table.itertuples()}

@@ -1,0 +1,93 @@
+"""The report of a run that could not produce every result (docs/architecture.md, "A report from every run").
+
+Snakemake runs the report rules only once every result they read exists. When a job fails (a download that cannot
+be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it can, and then the run's ``onerror``
+hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
+(:mod:`.stages`), on the results that exist. Each paper's claims are measured from its result keys whose files
+are all there; its page renders every item it can and shows the others as not run, with the cause of each missing
+file (isonorm.run_status) and the setting or step that produces it; the scoreboard scores the claims that exist
+(a reference without one is ``not-run``) and the index opens with the run's summary. A page whose own rendering
+fails is replaced by one that says so, so that every page of the site exists.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..atomic import write_text_atomically
+from .markup import escape, style_block
+from . import stages
+
+log = logging.getLogger("isonorm")
+
+
+def _complete(results: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The result keys whose files all exist (a claims function reads a key whole)."""
+    return {key: list(files) for key, files in results.items() if files and all(Path(f).is_file() for f in files)}
+
+
+def _up_to_date(page: Path, inputs: Sequence[str]) -> bool:
+    if not page.is_file():
+        return False
+    made = page.stat().st_mtime
+    return all(Path(f).is_file() and Path(f).stat().st_mtime <= made for f in inputs)
+
+
+def _failed_page(page: Path, slug: str, cause: str, log_path: str) -> None:
+    write_text_atomically(page, f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(slug)}: not rendered</title>{style_block(whole_page=True)}
+</head><body><h1>{escape(slug)}</h1>
+<p class="failed-page">This page could not be rendered from the results this run has: {escape(cause)}.
+The log says more: <code>{escape(log_path)}</code>.</p></body></html>
+""")
+
+
+def report_what_exists(
+    *,
+    papers: Sequence[str],
+    config: Mapping[str, Any],
+    results_root: str | Path,
+    report_root: str | Path,
+    logs_root: str | Path,
+    planned: Callable[[str], Mapping[str, Sequence[str]]],
+    claims: Mapping[str, Sequence[str]],
+    not_run: Callable[[str], Mapping[str, Mapping[str, Any]]],
+    summary: Sequence[str],
+) -> list[str]:
+    """Every paper page, the scoreboard and the index from the results that exist; returns one line per report step
+    that failed (each page that failed is replaced by one saying why). ``planned(slug)``: the paper's results by key
+    that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files."""
+    results_root, report_root, logs_root = Path(results_root), Path(report_root), Path(logs_root)
+    problems: list[str] = []
+    claims_files = []
+    for slug in papers:
+        present = _complete(planned(slug))
+        claims_file = results_root / slug / "claims.parquet"
+        page = report_root / f"{slug}.html"
+        every_file = [f for files in planned(slug).values() for f in files]
+        try:
+            if not _up_to_date(claims_file, every_file) or len(present) < len(planned(slug)):
+                stages.paper_claims(slug, claims[slug], present, config, claims_file)
+            claims_files.append(claims_file)
+        except Exception as err:  # noqa: BLE001 - reported in the summary and on the page; the other papers go on
+            log.exception("claims of %s from the results that exist", slug)
+            problems.append(f"claims of {slug} could not be measured: {type(err).__name__}: {err}")
+        notebook_log = logs_root / slug / "notebook.log"
+        if len(present) == len(planned(slug)) and _up_to_date(page, [*every_file, str(claims_file)]):
+            continue  # the paper_notebook job of this run made it
+        try:
+            stages.paper_page(slug, Path("notebooks") / f"{slug}.py", results_root / slug, page,
+                              results_root / slug / "notebook.ipynb", config, not_run(slug), notebook_log)
+        except Exception as err:  # noqa: BLE001 - as above
+            log.exception("page of %s from the results that exist", slug)
+            cause = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+            _failed_page(page, slug, cause, str(notebook_log))
+            problems.append(f"page of {slug} could not be rendered: {cause} (log: {notebook_log})")
+    board = results_root / "scoreboard.csv"
+    references = [Path("notebooks/reference") / f"{slug}.yaml" for slug in papers]
+    stages.scoreboard(references, [f for f in claims_files if f.is_file()], config["preset"], board)
+    stages.site_index(report_root / "index.html", board, papers, config, results_root / "benchmarks",
+                      [*summary, *problems])
+    return problems

@@ -1,0 +1,81 @@
+"""The report stage's four steps, each one function: called by the rule scripts (scripts/measure_claims.py,
+render_notebook.py, build_scoreboard.py, build_index.py) when every result is there, and by the end of a run
+that could not produce them all (:mod:`.end_of_run`), with what exists. One implementation, two callers.
+"""
+
+from __future__ import annotations
+
+import logging
+from glob import glob
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+log = logging.getLogger("isonorm")
+
+
+def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
+                 config: Mapping[str, Any], output: str | Path) -> None:
+    """``<RESULTS>/<slug>/claims.parquet``: the quantities the paper's claims functions measure from ``results``
+    (result key -> files; a key the run did not produce is absent, and its items' quantities with it)."""
+    from ..results import write_results
+    from ..workflow import resolve_function
+    from .claims import measure_parts
+
+    parts = [resolve_function(spec) for spec in claim_functions]
+    frame = measure_parts(slug, parts, results, config[slug])
+    write_results(frame, output, config={"paper": slug, "preset": config["preset"]})
+
+
+def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: str | Path, executed: str | Path,
+               config: Mapping[str, Any], not_run: Mapping[str, Mapping[str, Any]], log_path: str | Path | None) -> None:
+    """``<REPORT>/<slug>.html`` and its item files: the paper's notebook run with papermill. ``not_run``: results
+    files this run did not produce and why (isonorm.plan, isonorm.run_status), shown on the items that read them."""
+    from .render import render_paper_notebook
+
+    render_paper_notebook(
+        notebook=notebook, executed=executed, page=page, log_path=log_path,
+        parameters={"run": {  # the notebook's one parameter (isonorm.report.notebook.open_paper)
+            "results_dir": str(results_dir),
+            "report_dir": str(Path(page).parent),
+            "preset": config["preset"],
+            "config": dict(config[slug]),
+            "not_run": {str(path): dict(why) for path, why in not_run.items()},
+        }},
+    )
+
+
+def scoreboard(references: Sequence[str | Path], claims: Sequence[str | Path], preset: str,
+               output: str | Path) -> None:
+    """``<RESULTS>/scoreboard.csv``: every paper's reference values against the claims that exist."""
+    from . import build_scoreboard, summarize_scoreboard, write_scoreboard
+    from .scoreboard import apart_counts, headline
+
+    board = build_scoreboard(references, claims, preset)
+    write_scoreboard(board, output)
+    # The headline counts default readings of a reproduction only (docs/decisions/README.md, "Verdicts").
+    log.info("scoreboard: %s\n%s\ncounted apart:\n%s", headline(board), summarize_scoreboard(board).to_string(),
+             apart_counts(board).to_string())
+
+
+def site_index(index: str | Path, scoreboard_csv: str | Path, papers: Sequence[str], config: Mapping[str, Any],
+               benchmarks: str | Path, run_summary: Sequence[str] = ()) -> None:
+    """``<REPORT>/index.html`` and ``scoreboard.html`` (and the archive folder), with ``run_summary``: what this run
+    computed, what it did not and why (isonorm.run_status.summary_lines)."""
+    from ..provenance import provenance
+    from .papers import paper_pages
+    from .site import build_index, job_devices
+
+    results = Path(benchmarks).parent  # <RESULTS>/benchmarks
+    build_index(
+        report_dir=Path(index).parent,
+        scoreboard_csv=scoreboard_csv,
+        papers=paper_pages(list(papers)),
+        config=dict(config),
+        benchmark_files=sorted(glob(f"{benchmarks}/**/*.tsv", recursive=True)),
+        provenance=provenance(),
+        preset=config["preset"],
+        # every experiment's results file, <RESULTS>/<slug>/<experiment>/<variant>.parquet, and its device (by
+        # slug: the paper configuration's root holds other presets' roots)
+        devices=job_devices(sorted(p for slug in papers for p in results.glob(f"{slug}/*/*.parquet")), results),
+        run_summary=run_summary,
+    )

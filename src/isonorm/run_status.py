@@ -1,0 +1,230 @@
+"""What a run did, for the report of every run (docs/architecture.md, "A report from every run").
+
+- **A job's failure is recorded beside its log** (``<log>.failed.json``): its rule, outputs, log and the cause in
+  one line (the exception's first line, which names the cause; the log keeps the traceback). ``isonorm.workflow.
+  logged_job`` writes it when a job raises and removes it when the job starts again.
+- **At the end of a run** (Snakemake's ``onsuccess``/``onerror``, rules/report.smk), :func:`job_outcomes` reads
+  the jobs Snakemake planned and sorts each unfinished one: ``failed`` (it raised; its record says why),
+  ``blocked`` (an input it needs was not produced, traced to the job that failed first) or ``not started`` (the
+  run stopped before it, or it died without a record: its log says more). :func:`missing_causes` turns that into
+  one line per missing results file, which the pages show on the items that read it; :func:`summary_lines` is
+  the terminal's and the index's account of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+FAILED_SUFFIX = ".failed.json"
+FAILED, BLOCKED, NOT_STARTED = "failed", "blocked", "not started"
+
+
+def failure_record(log: str | Path) -> Path:
+    return Path(str(log) + FAILED_SUFFIX)
+
+
+def one_line(err: BaseException) -> str:
+    """The exception's type and the first line of its message: the cause, in the pipeline's own errors."""
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text.splitlines()[0]}" if text else type(err).__name__
+
+
+def record_failure(log: str | Path, rule: str, outputs: Sequence[str], err: BaseException) -> Path:
+    path = failure_record(log)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"rule": rule, "outputs": list(outputs), "log": str(log), "cause": one_line(err)},
+                               indent=1), encoding="utf-8")
+    return path
+
+
+def clear_failure(log: str | Path) -> None:
+    failure_record(log).unlink(missing_ok=True)
+
+
+def read_failure(log: str | Path) -> dict[str, Any] | None:
+    path = failure_record(log)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class PlannedJob(Protocol):
+    """What :func:`job_outcomes` reads of a Snakemake job (``workflow.dag.jobs``)."""
+
+    output: Sequence[str]
+    input: Sequence[str]
+    log: Sequence[str]
+    wildcards: Mapping[str, str]
+
+    @property
+    def rule(self) -> Any: ...
+
+
+@dataclass
+class JobOutcome:
+    """An unfinished job: its state, the cause in one line, its log, and the job whose failure blocked it."""
+
+    rule: str
+    label: str  # rule[wildcards]
+    outputs: list[str]
+    state: str
+    cause: str
+    log: str | None = None
+    blocked_by: str | None = None
+    missing_inputs: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        where = f" (log: {self.log})" if self.log and self.state != BLOCKED else ""
+        return f"{self.label}: {self.cause}{where}"
+
+
+def _label(job: PlannedJob) -> str:
+    wildcards = ", ".join(f"{k}={v}" for k, v in dict(job.wildcards).items())
+    return f"{job.rule.name}[{wildcards}]" if wildcards else job.rule.name
+
+
+def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
+    """Every planned job with an output missing, with why (module docstring); jobs whose outputs all exist are left
+    out. A report job is never the cause of another's absence: the end-of-run report is built from what exists."""
+    jobs = [job for job in jobs if job.output]
+    producer = {str(path): job for job in jobs for path in job.output}
+    outcomes: dict[int, JobOutcome] = {}
+
+    def outcome(job: PlannedJob, seen: frozenset[int] = frozenset()) -> JobOutcome | None:
+        if id(job) in outcomes:
+            return outcomes[id(job)]
+        if all(Path(p).exists() for p in job.output):
+            return None
+        log = str(job.log[0]) if job.log else None
+        record = read_failure(log) if log else None
+        if record is not None:
+            found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), FAILED, record["cause"], log)
+        else:
+            missing = [str(p) for p in job.input if not Path(p).exists()]
+            roots = [outcome(producer[p], seen | {id(job)}) for p in missing
+                     if p in producer and id(producer[p]) not in seen]
+            root = next((r for r in roots if r is not None and r.state == FAILED), None) or next(
+                (r for r in roots if r is not None), None)
+            if root is not None:
+                first = root if root.state == FAILED else _first_failed(root, outcomes)
+                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), BLOCKED,
+                                   f"needs {first.label}, which {first.state}: {first.cause}"
+                                   + (f" (log: {first.log})" if first.log else ""),
+                                   log, blocked_by=first.label, missing_inputs=missing)
+            else:
+                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), NOT_STARTED,
+                                   "the run stopped before it finished, or it died without a record"
+                                   + (f"; see {log}" if log else ""), log, missing_inputs=missing)
+        outcomes[id(job)] = found
+        return found
+
+    results = [outcome(job) for job in jobs]
+    return [r for r in results if r is not None]
+
+
+def _first_failed(outcome: JobOutcome, outcomes: Mapping[int, JobOutcome]) -> JobOutcome:
+    """The failed job at the root of a blocked one (its ``blocked_by``), or the outcome itself."""
+    by_label = {o.label: o for o in outcomes.values()}
+    seen = set()
+    while outcome.blocked_by and outcome.blocked_by in by_label and outcome.label not in seen:
+        seen.add(outcome.label)
+        outcome = by_label[outcome.blocked_by]
+    return outcome
+
+
+RERUN = "Fix the cause, then run the same command again: only what is missing runs"
+
+
+def missing_causes(outcomes: Iterable[JobOutcome]) -> dict[str, dict[str, str]]:
+    """{results file: {cause, fix, log}} of every output of an unfinished job: what the page says on its items. The
+    cause names the rule, not the job's wildcards, so that the jobs of one item that failed alike say it once."""
+    causes = {}
+    for found in outcomes:
+        if found.state == FAILED:
+            cause = f"{found.rule} failed: {found.cause}"
+        elif found.state == BLOCKED:
+            cause = f"{found.rule} could not run: it {found.cause}"
+        else:
+            cause = f"{found.rule} did not finish: {found.cause}"
+        for path in found.outputs:
+            causes[path] = {"cause": cause, "fix": RERUN, "log": found.log or ""}
+    return causes
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command this run was started with (``snakemake …``), to be given again to resume it."""
+    argv = list(sys.argv if argv is None else argv)
+    if not argv:
+        return "snakemake --cores all"
+    program = Path(argv[0]).name
+    if program == "__main__.py" or program.startswith("python"):
+        program = "snakemake"
+    return " ".join([program, *map(shlex.quote, argv[1:])])
+
+
+def summary_lines(outcomes: Sequence[JobOutcome], left_out: Mapping[str, Mapping[str, Any]],
+                  jobs_planned: int | None, report: str | None = None, command: str | None = None) -> list[str]:
+    """The run in a few lines: what ran (``jobs_planned``: the jobs Snakemake planned, None when not yet known),
+    what the plan left out and why, what failed or could not run, where the report is and how to finish."""
+    failed = [o for o in outcomes if o.state == FAILED]
+    blocked = [o for o in outcomes if o.state == BLOCKED]
+    stopped = [o for o in outcomes if o.state == NOT_STARTED]
+    lines: list[str] = []
+    if jobs_planned is not None:
+        lines.append(f"{jobs_planned - len(outcomes)} of {jobs_planned} planned jobs have their results"
+                     + (": all of them." if not outcomes else "."))
+    for cause, files in _grouped(left_out).items():
+        fix = left_out[files[0]].get("fix", "")
+        lines.append(f"not planned: {len(files)} results file(s), because the item {cause}"
+                     + (f"; `{fix}` computes them" if fix else "") + ".")
+    for found in failed:
+        lines.append(f"failed: {found.line()}")
+    if blocked:
+        by_root: dict[str, int] = {}
+        for found in blocked:
+            by_root[found.blocked_by or "?"] = by_root.get(found.blocked_by or "?", 0) + 1
+        lines.append("not run, an input missing: " + "; ".join(f"{n} job(s) after {root}"
+                                                              for root, n in sorted(by_root.items())) + ".")
+    for found in stopped:
+        lines.append(f"not finished: {found.line()}")
+    if report:
+        lines.append(f"report: {report}")
+    if outcomes and command:
+        lines.append(f"to finish: fix the causes above, then run `{command}` again (only what is missing runs).")
+    return lines
+
+
+def _grouped(left_out: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for path, why in left_out.items():
+        groups.setdefault(str(why.get("cause", "")), []).append(path)
+    return groups
+
+
+def absence_text(entries: Sequence[Mapping[str, Any]]) -> str:
+    """One or two sentences for an item whose results files are absent: their causes (each once), the projected
+    cost of computing them where the shapes preset measured it, and the setting or step that computes them."""
+    causes = list(dict.fromkeys(str(e.get("cause", "")) for e in entries if e.get("cause")))
+    fixes = list(dict.fromkeys(str(e.get("fix", "")) for e in entries if e.get("fix")))
+    hours = [float(e["hours"]) for e in entries if e.get("hours") is not None]
+    devices = sorted({str(e["device"]) for e in entries if e.get("device")})
+    text = "Not run: " + ("; ".join(causes[:2]) + (f"; and {len(causes) - 2} other causes" if len(causes) > 2 else "")
+                          if causes else "its results are missing")
+    if hours:
+        measured = f"{len(hours)} of {len(entries)} files" if len(hours) < len(entries) else "its results"
+        text += f". Projected cost of {measured}: {sum(hours):.3g} h on {', '.join(devices)} (the shapes preset's cost table)"
+    elif any(e.get("cause", "").startswith("trains") for e in entries):
+        text += (". No cost table projects it here: `snakemake --cores all --configfile presets/shapes.yaml "
+                 "--config device=cpu` measures one")
+    logs = list(dict.fromkeys(str(e["log"]) for e in entries if e.get("log")))
+    if logs:
+        text += f" (log: {', '.join(logs[:2])}{f' and {len(logs) - 2} more' if len(logs) > 2 else ''})"
+    if fixes:
+        text += ". " + " / ".join(f"`{f}` computes it" if f.startswith("--") else f for f in fixes)
+    return text + "."

@@ -1,0 +1,133 @@
+"""What a run did (isonorm.run_status) and what it plans (isonorm.plan): failure records, the sorting of unfinished
+jobs, the causes the pages show, the end-of-run summary, and the plan on a machine without a GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from isonorm import gpus
+from isonorm.plan import NEEDS_DATA, TRAINS, DeviceUnavailableError, RunPlan
+from isonorm.run_status import (
+    BLOCKED,
+    FAILED,
+    NOT_STARTED,
+    absence_text,
+    command_line,
+    failure_record,
+    job_outcomes,
+    missing_causes,
+    read_failure,
+    record_failure,
+    summary_lines,
+)
+from isonorm.workflow import logged_job
+
+
+def job(tmp: Path, rule: str, outputs: list[str], inputs: list[str] = (), **wildcards) -> SimpleNamespace:
+    return SimpleNamespace(rule=SimpleNamespace(name=rule), output=[str(tmp / o) for o in outputs],
+                           input=[str(tmp / i) for i in inputs], log=[str(tmp / "logs" / f"{rule}.log")],
+                           wildcards=wildcards)
+
+
+def test_a_failed_fetch_blocks_its_chain_and_each_job_names_the_root(tmp_path):
+    fetch = job(tmp_path, "fetch_data", ["data/.ready"], name="cifar10")
+    train = job(tmp_path, "train", ["r/train.parquet"], ["data/.ready"])
+    reading = job(tmp_path, "reading", ["r/reading.parquet"], ["r/train.parquet"])
+    done = job(tmp_path, "done", ["r/done.parquet"])
+    Path(done.output[0]).parent.mkdir(parents=True)
+    Path(done.output[0]).write_text("x")
+    record_failure(fetch.log[0], "fetch_data", fetch.output, RuntimeError("offline\nWays forward: ..."))
+    outcomes = {o.rule: o for o in job_outcomes([reading, train, fetch, done])}
+    assert set(outcomes) == {"fetch_data", "train", "reading"}  # done has its results
+    assert outcomes["fetch_data"].state == FAILED and outcomes["fetch_data"].cause == "RuntimeError: offline"
+    assert outcomes["train"].state == BLOCKED and outcomes["reading"].state == BLOCKED
+    assert outcomes["reading"].blocked_by == "fetch_data[name=cifar10]"  # the root, not the job in between
+    assert "which failed: RuntimeError: offline" in outcomes["reading"].cause
+    causes = missing_causes(outcomes.values())
+    assert causes[reading.output[0]]["cause"].startswith("reading could not run: it needs fetch_data[name=cifar10]")
+
+
+def test_a_job_without_record_or_missing_input_did_not_start(tmp_path):
+    (outcome,) = job_outcomes([job(tmp_path, "sim", ["r/sim.parquet"])])
+    assert outcome.state == NOT_STARTED and "logs/sim.log" in outcome.cause
+
+
+def test_summary_says_what_ran_what_was_left_out_and_how_to_finish(tmp_path):
+    fetch = job(tmp_path, "fetch_data", ["data/.ready"], name="mnist")
+    train = job(tmp_path, "train", ["r/t.parquet"], ["data/.ready"])
+    record_failure(fetch.log[0], "fetch_data", fetch.output, OSError("no route"))
+    left = {"results/x/train.parquet": {"cause": "trains a network, and this machine has no GPU (`device: auto`)",
+                                        "fix": "--config device=cpu"}}
+    lines = summary_lines(job_outcomes([fetch, train]), left, 10, "report/index.html", "snakemake --cores 2")
+    text = "\n".join(lines)
+    assert lines[0] == "8 of 10 planned jobs have their results."
+    assert "not planned: 1 results file(s), because the item trains a network" in text
+    assert "`--config device=cpu` computes them" in text
+    assert "failed: fetch_data[name=mnist]: OSError: no route (log: " in text
+    assert "not run, an input missing: 1 job(s) after fetch_data[name=mnist]." in text
+    assert "run `snakemake --cores 2` again" in text
+
+
+def test_absence_text_merges_alike_causes_and_gives_the_projected_cost():
+    text = absence_text([
+        {"cause": "trains a network, and this machine has no GPU (`device: auto`)", "fix": "--config device=cpu",
+         "hours": 2.0, "device": "cpu (x86_64, 1 threads)"},
+        {"cause": "trains a network, and this machine has no GPU (`device: auto`)", "fix": "--config device=cpu",
+         "hours": 1.5, "device": "cpu (x86_64, 1 threads)"},
+    ])
+    assert text.count("trains a network") == 1
+    assert "Projected cost of its results: 3.5 h on cpu (x86_64, 1 threads)" in text
+    assert "`--config device=cpu` computes it." in text
+    unmeasured = absence_text([{"cause": "trains a network, and this machine has no GPU", "fix": "--config device=cpu"}])
+    assert "presets/shapes.yaml" in unmeasured
+
+
+def test_command_line_gives_the_run_back():
+    assert command_line(["/venv/bin/snakemake", "--cores", "2", "--config", "papers=[lu2024]"]) == \
+        "snakemake --cores 2 --config 'papers=[lu2024]'"
+
+
+def test_logged_job_records_a_failure_once_and_a_restart_clears_it(tmp_path, capsys):
+    log = tmp_path / "logs" / "job.log"
+    smk = SimpleNamespace(log=[str(log)], rule="fig9", wildcards={}, output=[str(tmp_path / "out.parquet")], threads=1)
+    with pytest.raises(SystemExit) as stop:
+        with logged_job(smk):
+            raise ValueError("width must be even; set `width: 64`")
+    assert stop.value.code == 1
+    assert read_failure(log)["cause"] == "ValueError: width must be even; set `width: 64`"
+    err = capsys.readouterr().err
+    assert err.count("width must be even") == 1 and "Traceback" not in err  # once, the traceback in the log
+    assert "Traceback" in log.read_text()
+    with logged_job(smk):
+        assert not failure_record(log).exists()
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(gpus, "gpu_visible", lambda: False)
+
+
+def plan(measures_cost: bool = False, **settings) -> RunPlan:
+    """The plan of a local run with ``settings`` over the paper configuration's."""
+    return RunPlan.of({"device": "auto", "compute": "all", **settings}, local=True, measures_cost=measures_cost)
+
+
+def test_no_gpu_here_plans_no_training_and_says_how_to_train_anyway(no_gpu):
+    here = plan()
+    assert here.left_out(NEEDS_DATA) is None and not here.trains_here
+    assert here.left_out(TRAINS).fix == "--config device=cpu"
+    assert "no training is planned" in here.device_line()
+    assert plan(device="cpu").trains_here  # on purpose
+    assert plan(measures_cost=True).trains_here  # the shapes preset measures the cost here
+    assert RunPlan.of({"device": "auto", "compute": "all"}, local=False).trains_here  # a cluster's GPU nodes
+    data_free = plan(compute="data-free")
+    assert data_free.left_out(NEEDS_DATA).fix == "--config compute=all" and data_free.left_out(TRAINS) is not None
+
+
+def test_cuda_without_a_gpu_stops_before_any_job(no_gpu):
+    with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` to train on the CPU on purpose"):
+        plan(device="cuda").check()
+    RunPlan.of({"device": "cuda", "compute": "all"}, local=False).check()  # the nodes have one: no error

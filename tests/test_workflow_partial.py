@@ -1,0 +1,126 @@
+"""Integration: a run that cannot get everything still ends with a full report, and the same command finishes it.
+
+lu2024 under the quick preset, in a copy of the workflow whose own src/ is imported (PYTHONPATH), with two faults
+planted: the WikiText-2 corpus switched to its Hugging Face source on a machine that is offline (HF_HUB_OFFLINE=1,
+an empty cache), so its fetch fails and the Table-5 transformer cannot train; and App. Table 4's training made to
+raise. Then the faults are removed and the command given again. Also: what a run plans on a machine without a GPU
+(dry runs of the paper configuration, the GPUs hidden).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import QUICK, copy_workflow, snakemake
+from isonorm.run_status import read_failure
+
+pytestmark = pytest.mark.integration
+
+RUN = ("--cores", "2", "--configfile", "presets/quick.yaml", "offline.yaml", "--config", "papers=[lu2024]")
+FAULT = 'raise RuntimeError("planted: App. Table 4 cannot train")'
+TRAINING_RULES = ("lu2024_table1", "lu2024_resnet18", "lu2024_simple_cnn", "meterez2024_training",
+                  "joudaki2023_train_runs", "daneshmand2021_depth_training", "lu2024_table5_lora")
+
+
+def plant_fault(workdir: Path) -> Path:
+    """App. Table 4's jobs raise at once (the first statement of trained_nets.fnn, for item apptable4)."""
+    module = workdir / "src" / "isonorm" / "experiments" / "lu2024" / "trained_nets.py"
+    text = module.read_text(encoding="utf-8")
+    anchor = re.search(r"def fnn\(.*?\) -> pd\.DataFrame:\n", text, re.S)
+    module.write_text(text[:anchor.end()] + f'    if item == "apptable4":\n        {FAULT}\n' + text[anchor.end():],
+                      encoding="utf-8")
+    return module
+
+
+def not_run_section(page: str, item: str) -> str:
+    """The item's "not run" placeholder up to its reason (nbconvert may reorder the attributes)."""
+    found = re.search(rf'<section class="item not-run" id="{item}">.*?</p>', page, re.S) or re.search(
+        rf'<section id="{item}" class="item not-run">.*?</p>', page, re.S)
+    assert found, f"{item} is not shown as not run"
+    return found.group(0)
+
+
+@pytest.fixture(scope="module")
+def partial_run(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("partial"))
+    original = (workdir / "src/isonorm/experiments/lu2024/trained_nets.py").read_text(encoding="utf-8")
+    plant_fault(workdir)
+    (workdir / "offline.yaml").write_text("data:\n  corpora:\n    wikitext2: {source: huggingface}\n")
+    env = {"PYTHONPATH": str(workdir / "src"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(workdir / "hf-cache")}
+    done = snakemake(workdir, *RUN, env=env)
+    return workdir, done, original, env
+
+
+def test_every_page_is_written_and_the_missing_items_say_why(partial_run):
+    workdir, done, _, _ = partial_run
+    assert done.returncode != 0, "a run with a failed job must not report success"
+    report, results = workdir / QUICK["report"], workdir / QUICK["results"]
+    for page in ("index.html", "scoreboard.html", "lu2024.html"):
+        assert (report / page).is_file(), f"{page} not written:\n{done.stderr[-4000:]}"
+    assert (results / "scoreboard.csv").is_file()
+    page = (report / "lu2024.html").read_text(encoding="utf-8")
+    apptable4 = not_run_section(page, "lu2024-apptable4")
+    assert "lu2024_apptable4 failed: RuntimeError: planted: App. Table 4 cannot train" in apptable4
+    assert "logs/quick/lu2024/apptable4-" in apptable4 and "run the same command again" in apptable4
+    transformer = not_run_section(page, "lu2024-table5-transformer")
+    assert "needs fetch_data[name=wikitext2], which failed" in transformer and "HF_HUB_OFFLINE is set" in transformer
+    assert all(re.search(rf'<figure[^>]*id="{item}"', page) for item in ("lu2024-fig1", "lu2024-table1"))  # what ran
+    assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log")["rule"] == "lu2024_apptable4"
+
+
+def test_the_run_ends_with_a_summary_on_the_terminal_and_the_index(partial_run):
+    workdir, done, _, _ = partial_run
+    summary = done.stderr[done.stderr.index("=== end of run ==="):]
+    assert re.search(r"\d+ of \d+ planned jobs have their results\.", summary)
+    assert "failed: fetch_data[name=wikitext2]: HubUnreachableError" in summary
+    assert "failed: lu2024_apptable4[variant=" in summary
+    assert "not run, an input missing: 1 job(s) after fetch_data[name=wikitext2]." in summary
+    assert "report: report/quick/index.html" in summary and "to finish: fix the causes above" in summary
+    assert done.stderr.count("planted: App. Table 4 cannot train") <= 2 * 2  # each job's: at failure, in summary
+    index = (workdir / QUICK["report"] / "index.html").read_text(encoding="utf-8")
+    this_run = re.search(r'<section id="this-run">.*?</section>', index, re.S).group(0)
+    assert "failed: lu2024_apptable4" in this_run and "to finish:" in this_run
+
+
+def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run):
+    workdir, _, original, env = partial_run
+    (workdir / "src/isonorm/experiments/lu2024/trained_nets.py").write_text(original, encoding="utf-8")
+    (workdir / "offline.yaml").write_text("{}\n")
+    again = snakemake(workdir, *RUN, env=env)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert "have their results: all of them." in again.stderr
+    page = (workdir / QUICK["report"] / "lu2024.html").read_text(encoding="utf-8")
+    assert 'class="item not-run"' not in page
+    assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log") is None
+
+
+@pytest.fixture(scope="module")
+def paper_copy(tmp_path_factory) -> Path:
+    return copy_workflow(tmp_path_factory.mktemp("nogpu"))
+
+
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # isonorm.gpus.gpu_visible: no GPU, whatever the machine has
+
+
+def test_without_a_gpu_the_paper_run_plans_no_training_and_says_why(paper_copy):
+    done = snakemake(paper_copy, "-n", "--cores", "2", env=NO_GPU)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout + done.stderr
+    assert "no training is planned" in out and "`--config device=cpu` trains on the CPU anyway" in out
+    planned = set(re.findall(r"^rule (\w+):", done.stdout, re.M)) | set(re.findall(r"^(\w+)\s+\d+$", out, re.M))
+    assert not planned & set(TRAINING_RULES), planned & set(TRAINING_RULES)
+    assert {"paper_notebook", "report_index"} <= planned
+    on_purpose = snakemake(paper_copy, "-n", "--cores", "2", "--config", "device=cpu", env=NO_GPU)
+    assert on_purpose.returncode == 0 and "meterez2024_training" in on_purpose.stdout + on_purpose.stderr
+
+
+def test_cuda_without_a_gpu_fails_before_any_job(paper_copy):
+    done = snakemake(paper_copy, "-n", "--cores", "2", "--config", "device=cuda", env=NO_GPU)
+    assert done.returncode != 0
+    assert "DeviceUnavailableError: config `device: cuda`, but this machine has no GPU" in done.stdout + done.stderr
