@@ -91,3 +91,13 @@ def test_rerun_after_a_plot_change_does_not_recompute(quick_run):
                      "paper_notebook")
     assert done.returncode == 0
     assert "daneshmand2021_depth_training" not in done.stdout
+
+
+def test_training_logs_show_rate_and_time_left(quick_run):
+    """Every epoch line of a training job's log ends with its time, the mean per epoch and the time left
+    (isonorm.train.progress), so that a long job is seen to move."""
+    logs = sorted((quick_run / QUICK["logs"] / "meterez2024").glob("training-*.log"))
+    assert logs
+    epochs = [line for log in logs for line in log.read_text().splitlines() if " epoch " in line and "train loss" in line]
+    assert epochs and all(re.search(r"s/epoch\); (.+ left|done)$", line) for line in epochs), epochs[:3]
+    assert any(line.endswith(" left") for line in epochs)

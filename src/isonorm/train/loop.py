@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
@@ -33,6 +32,7 @@ from .config import TrainConfig
 from .history import epoch_rows, history_frame, untrained
 from .optimizers import build_optimizer
 from .pace import training_probe
+from .progress import Progress
 from .stacking import StackedModels
 from .vmap_step import Augment, VmapStep
 
@@ -157,6 +157,7 @@ def train_epochs(
     # the job's pace: the shapes preset's step cap and timings (isonorm.train.pace); a no-op in any other run
     steps_per_epoch = sum(1 for _ in batch_slices(step.n_samples, config.batch_size, config.drop_last))
     probe = training_probe(steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every, step.device)
+    progress = Progress(label, config.epochs, done + 1, steps_per_epoch)  # rate and time left, in the job's log
     if done == 0 and config.measure_at_init and measure is not None:
         at_init = probe.measure(lambda: measure(step.model, 0), 0)
         rows += epoch_rows(run_ids, 0, untrained(step.stats, n_runs), at_init, [True] * n_runs)
@@ -167,13 +168,14 @@ def train_epochs(
     for epoch in range(done + 1, config.epochs + 1):
         if not any(recordable(epoch)):  # every run stopped or capped (a checkpoint of a finished training)
             break
-        started = time.perf_counter()
+        progress.start_epoch(epoch)
         order = run_permutations(step.n_samples, keys, epoch).to(step.device)
         n_batches = n_seen = 0
         with step.epoch(epoch):
             for columns in batch_slices(step.n_samples, config.batch_size, config.drop_last):
                 probe.step(lambda: step(order[:, columns]))  # (R, B): run r's mini-batch
                 n_batches, n_seen = n_batches + 1, n_seen + columns.stop - columns.start
+                progress.step(n_batches)
                 if probe.capped(n_batches):
                     break
         stats = {name: values.tolist() for name, values in step.epoch_stats(n_batches, n_seen).items()}  # host sync
@@ -185,8 +187,8 @@ def train_epochs(
         measured = probe.measure(lambda: measure(step.model, epoch), epoch) if measure is not None else {}
         rows += epoch_rows(run_ids, epoch, stats, measured, active)
         losses = [loss for loss, keep in zip(stats["train_loss"], active) if keep]
-        log.info("%s epoch %d/%d: mean train loss %.4f over %d runs, %.1f s", label, epoch, config.epochs,
-                 sum(losses) / len(losses) if losses else math.nan, len(losses), time.perf_counter() - started)
+        log.info("%s epoch %d/%d: mean train loss %.4f over %d runs, %s", label, epoch, config.epochs,
+                 sum(losses) / len(losses) if losses else math.nan, len(losses), progress.epoch_line())
         last = epoch == config.epochs or not any(recordable(epoch + 1))
         if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last or probe.stops_training):
             payload = {"fingerprint": signature, "epoch": epoch, "state": step.state_dict(), "history": rows,
