@@ -62,7 +62,10 @@ def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_pa
     for batch_offset in (2, 0):
         out = measure({"fig3": [str(path)]}, {"fig3": {**cfg, "batch_offset": batch_offset}})
         values = out.set_index("quantity").value
-        assert {"holds_fraction_above_curve_offset", "boundary_log2_over_curve_offset"} <= set(values.index)
+        assert {"holds_fraction_above_curve", "holds_fraction_above_curve_offset"} <= set(values.index)
+        # the boundary needs a batch size whose curve lies inside the grid's widths: this tiny grid has none, so
+        # the quantity is left out (a NaN would be a fault, comparison.judge_smoke)
+        assert "boundary_log2_over_curve" not in values.index
     assert values["holds_fraction_above_curve_offset"] == values["holds_fraction_above_curve"]
     assert out.spread.isna().all()  # a pixel is a statistic of all runs together
 

@@ -70,8 +70,13 @@ def test_figure_writes_files_and_html(tmp_path, paper_files, shown):
     assert "Slope &amp; offset &lt;check&gt;" in html  # escaped
     assert "fewer seeds; smaller width" in html
     assert "quick preset" in html
-    # Reference rows of this item only, with the scoreboard's verdicts: |2.2-2| <= 0.5, |0.9-0| > 0.1.
-    assert 'class="verdict-match">match' in html and 'class="verdict-mismatch">mismatch' in html
+    # Reference rows of this item only; a quick run's are computed, not compared to the paper (judge_smoke)
+    assert html.count('class="verdict-computed">computed') == 2 and 'class="verdict-match"' not in html
+    compared = ItemRenderer("lu2024", tmp_path / "paper", *paper_files, preset="paper")
+    compared.figure(tiny_figure(), "lu2024-fig2", "c")
+    # at the paper's settings, the scoreboard's verdicts: |2.2-2| <= 0.5, |0.9-0| > 0.1.
+    paper_html = compared.rendered["lu2024-fig2"]
+    assert 'class="verdict-match">match' in paper_html and 'class="verdict-mismatch">mismatch' in paper_html
     assert "a mean" not in html
     assert html.index("<figcaption>") < html.index("Reported vs reproduced") < html.index("</figcaption>")
 

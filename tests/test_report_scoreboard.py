@@ -173,8 +173,20 @@ def two_papers(tmp_path):
     return reference_files, claims_files
 
 
-def test_every_verdict_path(two_papers):
+def test_a_smoke_run_is_not_compared_to_the_paper(two_papers):
+    """Any preset but the paper configuration: computed, failed (NaN), not-produced, not-run; no match, no weak."""
     board = build_scoreboard(*two_papers, preset="quick")
+    verdicts = {(r.item, r.quantity): r.verdict for r in board.itertuples()}
+    assert verdicts[("lu2024-fig2", "b")] == "computed"  # a mismatch at the paper's settings
+    assert verdicts[("lu2024-table5", "c")] == "failed" and verdicts[("lu2024-table5", "d")] == "not-produced"
+    assert verdicts[("lu2024-fig4", "a")] == "not-run" and verdicts[("lu2024-fig9", "extra")] == "computed"
+    assert set(verdicts.values()) == {"computed", "failed", "not-produced", "not-run"} and not board["weak"].any()
+    assert headline(board).startswith("Smoke run (quick preset), not compared to the papers: ")
+    assert "; 1 failed (NaN or infinite); 1 not produced at these sizes; " in headline(board)
+
+
+def test_every_verdict_path(two_papers):
+    board = build_scoreboard(*two_papers, preset="paper")
     assert list(board.columns) == list(SCOREBOARD_COLUMNS)
     verdicts = {(r.item, r.quantity): r.verdict for r in board.itertuples()}
     assert verdicts == {
@@ -209,7 +221,7 @@ def test_every_verdict_path(two_papers):
     weak_rows = {key for key, w in rows["weak"].items() if w}
     # wide: 1 ± 0.5 spans a factor 3; spread: its margin 0.1 + 0.2 covers |1.25 - 1.2|, the effect it is about
     assert weak_rows == {("lu2024-fig3", "wide"), ("lu2024-fig3", "spread")}
-    assert (board["preset"] == "quick").all()
+    assert (board["preset"] == "paper").all()
     extra = board[board["verdict"] == "no-reference"].iloc[0]
     assert extra["paper"] == "lu2024" and extra["reproduced"] == 7.0
     assert math.isnan(extra["reported"]) and math.isnan(extra["tolerance"]) and not extra["weak"]

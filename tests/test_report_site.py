@@ -77,23 +77,23 @@ def fake_report(tmp_path):
     (report / "lu2024.html").write_text(LU2024_PAGE)
     nan = float("nan")
     board = pd.DataFrame([
-        ["lu2024", "lu2024-fig2", "a", 1.0, 1.05, 0.1, "match", "printed", "quick"],
-        ["lu2024", "lu2024-fig2", "b", 1.0, 3.0, 0.1, "mismatch", "read-off", "quick"],
-        ["lu2024", "lu2024-fig2", "c", 1.0, nan, 0.1, "not-run", "read-off", "quick"],
-        ["lu2024", "lu2024-fig3", "a", 10.0, 10.0, 0.5, "match", "derived", "quick"],
-        ["lu2024", "lu2024-fig3", "extra", nan, 4.0, nan, "no-reference", nan, "quick"],
-        ["lu2024", "lu2024-fig4", "extra", nan, 4.0, nan, "no-reference", nan, "quick"],
-        ["lu2024", "lu2024-fig5", "a", 1.0, nan, 0.1, "not-run", "printed", "quick"],
-        ["lu2024", "lu2024-apptable3", "a", 1.0, nan, 0.1, "not-run", "printed", "quick"],
-        ["lu2024", "lu2024-fig9", "a", 2.0, 2.0, 0.1, "match", "printed", "quick"],  # on no page
-        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, nan, 0.1, "not-run", "read-off", "quick"],
+        ["lu2024", "lu2024-fig2", "a", 1.0, 1.05, 0.1, "match", "printed", "paper"],
+        ["lu2024", "lu2024-fig2", "b", 1.0, 3.0, 0.1, "mismatch", "read-off", "paper"],
+        ["lu2024", "lu2024-fig2", "c", 1.0, nan, 0.1, "not-run", "read-off", "paper"],
+        ["lu2024", "lu2024-fig3", "a", 10.0, 10.0, 0.5, "match", "derived", "paper"],
+        ["lu2024", "lu2024-fig3", "extra", nan, 4.0, nan, "no-reference", nan, "paper"],
+        ["lu2024", "lu2024-fig4", "extra", nan, 4.0, nan, "no-reference", nan, "paper"],
+        ["lu2024", "lu2024-fig5", "a", 1.0, nan, 0.1, "not-run", "printed", "paper"],
+        ["lu2024", "lu2024-apptable3", "a", 1.0, nan, 0.1, "not-run", "printed", "paper"],
+        ["lu2024", "lu2024-fig9", "a", 2.0, 2.0, 0.1, "match", "printed", "paper"],  # on no page
+        ["joudaki2023", "joudaki2023-fig1", "a", 2.0, nan, 0.1, "not-run", "read-off", "paper"],
         # Counted apart, never in the headline, the bars or the tiles: a fitted reading that would be a mismatch,
         # an alternative reading and a consistency check that do not match.
-        ["lu2024", "lu2024-fig3", "a_d300", 10.0, 99.0, 0.5, "fitted", "printed", "quick"],
-        ["lu2024", "lu2024-fig9", "a_offset", 2.0, 9.0, 0.1, "mismatch", "printed", "quick"],
-        ["lu2024", "lu2024-fig9", "input_norm", 2.0, 9.0, 0.1, "mismatch", "printed", "quick"],
+        ["lu2024", "lu2024-fig3", "a_d300", 10.0, 99.0, 0.5, "fitted", "printed", "paper"],
+        ["lu2024", "lu2024-fig9", "a_offset", 2.0, 9.0, 0.1, "mismatch", "printed", "paper"],
+        ["lu2024", "lu2024-fig9", "input_norm", 2.0, 9.0, 0.1, "mismatch", "printed", "paper"],
         # A default row that failed (the item ran, the value is NaN).
-        ["lu2024", "lu2024-fig2", "d", 1.0, nan, 0.1, "failed", "derived", "quick"],
+        ["lu2024", "lu2024-fig2", "d", 1.0, nan, 0.1, "failed", "derived", "paper"],
     ], columns=["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance", "preset"])
     board = board.reindex(columns=list(SCOREBOARD_COLUMNS))
     board["reading"] = ["default"] * 10 + ["fitted", "alternative", "default", "default"]

@@ -9,15 +9,15 @@ raise. Then the faults are removed and the command given again. Also: what a run
 
 from __future__ import annotations
 
-import os
+import math
 import re
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import QUICK, copy_workflow, snakemake
+from isonorm.report.scoreboard import headline, read_scoreboard
+from isonorm.results import read_metadata, read_results, write_results
 from isonorm.run_status import read_failure
 
 pytestmark = pytest.mark.integration
@@ -98,6 +98,24 @@ def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run):
     page = (workdir / QUICK["report"] / "lu2024.html").read_text(encoding="utf-8")
     assert 'class="item not-run"' not in page
     assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log") is None
+
+
+def test_a_nan_in_a_job_result_is_the_smoke_runs_failure(partial_run):
+    """A smoke run compares nothing to the paper, but a value that comes out NaN is a fault: its row fails, and the
+    headline counts it. Planted in the finished run's Fig. 1 weights, then the scoreboard is rebuilt."""
+    workdir, _, _, env = partial_run
+    path = workdir / QUICK["results"] / "lu2024" / "fig1" / "init_weights.parquet"
+    frame = read_results(path)
+    frame.at[0, "weight"] = [math.nan, *frame.at[0, "weight"][1:]]
+    write_results(frame, path, config=read_metadata(path)["config"])
+    again = snakemake(workdir, *RUN, "--", f"{QUICK['results']}/scoreboard.csv",
+                      env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    board = read_scoreboard(workdir / QUICK["results"] / "scoreboard.csv")
+    row = board[(board["item"] == "lu2024-fig1") & (board["quantity"] == "pii_init")].iloc[0]
+    assert row.verdict == "failed" and "NaN" in row.note
+    assert set(board.verdict) <= {"computed", "failed", "not-produced", "not-run"}  # nothing compared to the paper
+    assert "; 1 failed (NaN or infinite); " in headline(board)
 
 
 @pytest.fixture(scope="module")

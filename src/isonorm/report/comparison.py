@@ -13,9 +13,14 @@ from typing import NamedTuple
 # Verdicts in display order (architecture §7; docs/decisions/README.md, "Verdicts").
 MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE = (
     "match", "mismatch", "inconclusive", "failed", "fitted", "not-run", "no-reference")
-VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE)
+# A smoke run (any preset but the paper configuration: sizes or data are reduced) is not compared to the paper: a
+# quantity is computed, failed (NaN or infinite), not produced at these sizes (named after a paper setting the
+# preset does not reach), or its item did not run (:func:`judge_smoke`; docs/decisions/README.md, "Verdicts").
+COMPUTED, NOT_PRODUCED = "computed", "not-produced"
+VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE, COMPUTED, NOT_PRODUCED)
 # The verdicts a headline row can have: a fitted reading is never one ("Verdicts").
-HEADLINE_VERDICTS = tuple(v for v in VERDICTS if v != FITTED)
+HEADLINE_VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, NOT_RUN, NO_REFERENCE)
+SMOKE_VERDICTS = (COMPUTED, FAILED, NOT_PRODUCED, NOT_RUN)
 # The verdicts of a row that was scored and decided: its item ran, it has a reference that is not a fitted reading,
 # and its spread let the run decide (an inconclusive row is counted apart, "Verdicts").
 SCORED = (MATCH, MISMATCH, FAILED)
@@ -162,6 +167,20 @@ def judge(reproduced: float | None, reported: float | None, compare: str | None,
     if decided == MISMATCH:
         return Judgement(MISMATCH)
     return Judgement(MATCH)
+
+
+def judge_smoke(reproduced: float | None, ran: bool = True) -> Judgement:
+    """The verdict of a row of a smoke run, which is not compared to the paper (``SMOKE_VERDICTS``): its item did not
+    run -> ``not-run``; the item ran without this quantity -> ``not-produced``; NaN or infinite -> ``failed`` (a
+    claims function leaves out what it cannot compute at the run's sizes, so a non-finite value is a fault);
+    else ``computed``."""
+    if not ran:
+        return Judgement(NOT_RUN, "the item produced no claims in this run")
+    if reproduced is None:
+        return Judgement(NOT_PRODUCED, "not produced at this preset's sizes")
+    if not math.isfinite(reproduced):
+        return Judgement(FAILED, f"the value is {'NaN' if math.isnan(reproduced) else 'infinite'}")
+    return Judgement(COMPUTED)
 
 
 def verdict(reproduced: float | None, reported: float | None, compare: str | None, tolerance: float | None,

@@ -18,18 +18,20 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN, VERDICTS
+from .comparison import (COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN,
+                         VERDICTS)
 from .ids import paper_of
 from .markup import NOT_REPRODUCIBLE, escape
 from .scoreboard import headline_rows
 
 # Worst first: the colour of a tile is the first of these that any of its reference values has.
-WORST_FIRST = (FAILED, MISMATCH, INCONCLUSIVE, NOT_RUN, MATCH)
+WORST_FIRST = (FAILED, MISMATCH, INCONCLUSIVE, NOT_RUN, NOT_PRODUCED, MATCH, COMPUTED)
 # Tile states in legend order, with the words the legend uses.
 TILE_STATES = {
     MATCH: "match", MISMATCH: "mismatch (at least one value)", FAILED: "failed (at least one value)",
     INCONCLUSIVE: "inconclusive (at least one value)",
     NOT_RUN: "not run (at least one value)",
+    NOT_PRODUCED: "not produced at these sizes (at least one value)", COMPUTED: "computed (smoke run)",
     NOT_REPRODUCIBLE: "not reproducible", NO_REFERENCE: "no reference values",
 }
 
@@ -123,8 +125,14 @@ def linked_items(grid: Mapping[str, list[Tile]]) -> dict[str, str]:
     return {tile.item: tile.href for tiles in grid.values() for tile in tiles if tile.href is not None}
 
 
-def legend() -> str:
-    swatches = "".join(f'<span class="swatch verdict-{s}">{escape(words)}</span>' for s, words in TILE_STATES.items())
+# A run compared to the paper never has a smoke run's states, and a smoke run never has a verdict against the paper:
+# the legend leaves out the other kind's.
+_SMOKE_STATES = {COMPUTED, NOT_PRODUCED}
+
+
+def legend(smoke: bool = False) -> str:
+    swatches = "".join(f'<span class="swatch verdict-{s}">{escape(words)}</span>' for s, words in TILE_STATES.items()
+                       if (s in _SMOKE_STATES) == smoke or s in (FAILED, NOT_RUN, NOT_REPRODUCIBLE, NO_REFERENCE))
     return f'<p class="legend">{swatches}</p>'
 
 
@@ -141,4 +149,5 @@ def grid_html(grid: Mapping[str, list[Tile]], pages: Mapping[str, str]) -> str:
             f'{len(tiles)} item{"" if len(tiles) == 1 else "s"}{": " + summary if summary else ""}</span></h3>'
             f'<div class="tiles">{body}</div></div>'
         )
-    return legend() + "".join(groups)
+    smoke = any(t.state in _SMOKE_STATES for tiles in grid.values() for t in tiles)
+    return legend(smoke) + "".join(groups)

@@ -20,11 +20,13 @@ NOT_REPRODUCIBLE = "not-reproducible"
 VERDICT_COLOURS = {
     "match": "#b9e2c3", "mismatch": "#f3b6bc", "inconclusive": "#f6f0d4", "failed": "#f2c48e", "fitted": "#f1e7a8",
     "not-run": "#d9dbde", "no-reference": "#e4eef8", NOT_REPRODUCIBLE: "#ddd0ee",
+    "computed": "#cfe3f3", "not-produced": "#ececec",
 }
 # Darker edges of the same hues, for bars and tiles.
 VERDICT_EDGES = {
     "match": "#3f8f52", "mismatch": "#b8414d", "inconclusive": "#a89a5c", "failed": "#b0661b", "fitted": "#9c8a2b",
     "not-run": "#7d8288", "no-reference": "#7c98b6", NOT_REPRODUCIBLE: "#7d62a3",
+    "computed": "#4a7fa8", "not-produced": "#a0a0a0",
 }
 
 # For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.

@@ -77,7 +77,8 @@ class ItemRenderer:
         references = load_references(reference_file) if reference_file is not None else None
         self.references = references
         claims = read_all_claims([] if claims_file is None else [claims_file])
-        self.scored = score(references, claims) if references is not None else None
+        # A smoke run's page compares nothing to the paper either (comparison.judge_smoke)
+        self.scored = score(references, claims, smoke=preset != PAPER_PRESET) if references is not None else None
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
         # The library functions that computed an item's results (PaperPage.load): the item says it was "computed

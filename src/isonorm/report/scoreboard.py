@@ -19,8 +19,10 @@ from typing import Iterable
 import pandas as pd
 
 from .claims import CLAIM_COLUMNS, read_claims
-from .comparison import (ALTERNATIVE, CONSISTENCY, FITTED, FITTED_READING, HEADLINE_VERDICTS, INCONCLUSIVE, MATCH,
-                         SCORED, counts_in_headline, judge, marked_weak, weak)
+from .comparison import (ALTERNATIVE, COMPUTED, CONSISTENCY, FAILED, FITTED, FITTED_READING, HEADLINE_VERDICTS,
+                         INCONCLUSIVE, MATCH, NOT_PRODUCED, NOT_RUN, SCORED, SMOKE_VERDICTS, counts_in_headline, judge,
+                         judge_smoke, marked_weak, weak)
+from ..outputs import PAPER_PRESET
 from ..atomic import write_text_atomically
 from .ids import paper_of
 from .references import PROVENANCES, load_all_references
@@ -90,27 +92,32 @@ def _with_figure_noise(merged: pd.DataFrame) -> pd.DataFrame:
     return merged
 
 
-def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
+def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -> pd.DataFrame:
     """References joined with claims on (item, quantity), with a ``verdict`` and a ``weak`` mark per row.
 
     Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``, ``reading``,
     ``basis``...) and the claim's ``note`` so that the per-item tables in the paper pages can show them. Rows
     follow the reference files' order; claims no reference lists come last. An item "ran" when the claims hold at
-    least one row for it (docs/decisions/README.md, "Verdicts").
+    least one row for it (docs/decisions/README.md, "Verdicts"). ``smoke``: a run at reduced sizes or data, whose
+    rows are not compared to the paper (:func:`judge_smoke`) and are never weak.
     """
     merged = _with_figure_noise(_joined(references, claims))
     merged["paper"] = merged["item"].map(paper_of)
     ran = set(claims["item"])
     reading = merged["reading"] if "reading" in merged else pd.Series(None, index=merged.index)
-    judgements = [
-        judge(r.reproduced if r.claimed else None, r.reported, r.compare, r.tolerance, r.spread, reading=rd,
-              ran=r.item in ran, runs=r.runs)
-        for r, rd in zip(merged.itertuples(), reading)
-    ]
+    if smoke:
+        judgements = [judge_smoke(r.reproduced if r.claimed else None, ran=r.item in ran)
+                      for r in merged.itertuples()]
+    else:
+        judgements = [
+            judge(r.reproduced if r.claimed else None, r.reported, r.compare, r.tolerance, r.spread, reading=rd,
+                  ran=r.item in ran, runs=r.runs)
+            for r, rd in zip(merged.itertuples(), reading)
+        ]
     merged["verdict"] = [j.verdict for j in judgements]
     merged["weak"] = [
-        weak(r.reported, r.compare, r.tolerance, r.spread, r.scale if isinstance(r.scale, str) else "linear",
-             r.reproduced, contrast)
+        False if smoke else weak(r.reported, r.compare, r.tolerance, r.spread,
+                                 r.scale if isinstance(r.scale, str) else "linear", r.reproduced, contrast)
         for r, contrast in zip(merged.itertuples(), _contrast_values(merged))
     ]
     # A row's note: the reference's (why a reading exists, what a mismatch means), else the claim's; a failure or
@@ -124,8 +131,10 @@ def score(references: pd.DataFrame, claims: pd.DataFrame) -> pd.DataFrame:
 def build_scoreboard(
     reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str
 ) -> pd.DataFrame:
-    """The scoreboard table (``SCOREBOARD_COLUMNS``) for the run made with ``preset``."""
-    scored = score(load_all_references(reference_files), read_all_claims(claims_files))
+    """The scoreboard table (``SCOREBOARD_COLUMNS``) for the run made with ``preset``: compared to the paper for the
+    paper configuration (its data-free subset included), a smoke run's rows for any other preset."""
+    scored = score(load_all_references(reference_files), read_all_claims(claims_files),
+                   smoke=preset != PAPER_PRESET)
     scored["preset"] = preset
     return _texts_filled(scored.loc[:, list(SCOREBOARD_COLUMNS)])
 
@@ -175,12 +184,24 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name] if name in frame else pd.Series(None, index=frame.index, dtype=object)
 
 
+def is_smoke(frame: pd.DataFrame) -> bool:
+    """Whether the scoreboard is a smoke run's (a preset other than the paper configuration: not compared)."""
+    return bool(len(frame)) and bool((_column(frame, "preset").fillna(PAPER_PRESET) != PAPER_PRESET).any())
+
+
+def verdict_columns(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The verdicts a summary of ``frame`` counts: ``SMOKE_VERDICTS`` for a smoke run, else ``HEADLINE_VERDICTS``."""
+    return SMOKE_VERDICTS if is_smoke(frame) else HEADLINE_VERDICTS
+
+
 def summarize_scoreboard(frame: pd.DataFrame) -> pd.DataFrame:
     """Counts of the headline rows (:func:`headline_rows`) per paper (rows) and verdict (columns, in
-    ``HEADLINE_VERDICTS`` order: a fitted reading is never a headline row), with a ``total`` row and column."""
-    frame = headline_rows(frame)
+    :func:`verdict_columns` order: a fitted reading is never a headline row), with a ``total`` row and column. A
+    smoke run counts every row: none is compared, so none is counted apart."""
+    columns = verdict_columns(frame)
+    frame = counted_rows(frame) if is_smoke(frame) else headline_rows(frame)
     counts = (pd.crosstab(frame["paper"], frame["verdict"]) if len(frame) else pd.DataFrame()).reindex(
-        columns=list(HEADLINE_VERDICTS), fill_value=0)
+        columns=list(columns), fill_value=0)
     counts.loc["total"] = counts.sum()
     counts["total"] = counts.sum(axis=1)
     counts.index.name, counts.columns.name = "paper", None
@@ -221,6 +242,10 @@ def headline(frame: pd.DataFrame) -> str:
     <inconclusive> inconclusive; alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed,
     the rows the run decided; weak = weak matches)."""
     counts = summarize_scoreboard(frame).loc["total"]
+    if is_smoke(frame):
+        return (f"Smoke run ({frame['preset'].iloc[0]} preset), not compared to the papers: {counts[COMPUTED]} of "
+                f"{counts['total']} quantities computed; {counts[FAILED]} failed (NaN or infinite); "
+                f"{counts[NOT_PRODUCED]} not produced at these sizes; {counts[NOT_RUN]} in items that did not run")
     apart = apart_counts(frame).loc["total"]
     scored = int(sum(counts[v] for v in SCORED))
     return (f"{counts[MATCH]} of {scored} default rows match ({apart['weak']} weak); {counts['failed']} failed; "

@@ -20,10 +20,11 @@ from ..atomic import write_text_atomically
 from ..results import read_metadata
 from .archive import lay_out_archive
 from .benchmarks import read_benchmarks, runtime_per_rule
-from .comparison import HEADLINE_VERDICTS, WEAK_MEANING
+from .comparison import WEAK_MEANING
 from .item_grid import grid_html, item_tiles, linked_items
 from .markup import PAPER_PRESET, escape, frame_table, style_block
-from .scoreboard import apart_counts, headline, match_rates, read_scoreboard, summarize_scoreboard
+from .scoreboard import (apart_counts, headline, is_smoke, match_rates, read_scoreboard, summarize_scoreboard,
+                         verdict_columns)
 from .scoreboard_page import scoreboard_page
 from .verdict_figure import verdict_figure
 
@@ -56,7 +57,8 @@ def _check_papers(papers: list[Mapping[str, str]]) -> None:
 
 def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], scoreboard: pd.DataFrame,
                 items: Mapping[str, int]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *HEADLINE_VERDICTS, "total", *APART))
+    verdicts, apart_columns = verdict_columns(scoreboard), ({} if is_smoke(scoreboard) else APART)
+    head = "".join(f"<th>{h}</th>" for h in ("paper", "title", "items", *verdicts, "total", *apart_columns))
     rows = []
     summary, apart = summarize_scoreboard(scoreboard), apart_counts(scoreboard)
     for paper in papers:
@@ -65,8 +67,8 @@ def _paper_rows(pages: Mapping[str, str], papers: list[Mapping[str, str]], score
             f"{slug} <em>(not yet reproduced)</em>")
         counts = summary.loc[paper["slug"]] if paper["slug"] in summary.index else pd.Series(0, summary.columns)
         side = apart.loc[paper["slug"]] if paper["slug"] in apart.index else pd.Series(0, apart.columns)
-        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in (*HEADLINE_VERDICTS, "total"))
-        cells += "".join(f"<td>{escape(cell(side))}</td>" for cell in APART.values())
+        cells = "".join(f"<td>{int(counts.get(v, 0))}</td>" for v in (*verdicts, "total"))
+        cells += "".join(f"<td>{escape(cell(side))}</td>" for cell in apart_columns.values())
         rows.append(
             f'<tr id="paper-{slug}"><td>{link}</td><td>{escape(paper["title"])}</td>'
             f'<td>{items.get(paper["slug"], 0)}</td>{cells}</tr>'
@@ -130,8 +132,8 @@ def _made_with(preset: str, provenance: Mapping[str, Any]) -> str:
         return line
     return line + (
         f'<p class="preset-banner">Made with the <strong>{escape(preset)}</strong> preset, not the '
-        "paper-faithful configuration: sizes and data are reduced, so numbers are not comparable to the papers "
-        "and verdicts only show that the pipeline runs.</p>"
+        "paper-faithful configuration: sizes and data are reduced, so its numbers are not compared to the papers; "
+        "the report shows what ran, what was computed and what failed.</p>"
     )
 
 
@@ -171,32 +173,44 @@ def build_index(
     grid = item_tiles(report_dir, papers, scoreboard)
     made_with = _made_with(preset, provenance)
     rows = len(scoreboard)
+    smoke = is_smoke(scoreboard)
+    if smoke:  # not compared to the papers: what ran, what was computed, what failed (comparison.judge_smoke)
+        note = ("A smoke run checks that the pipeline works end to end: its sizes or data are reduced, so its numbers "
+                "are not compared to the papers. A failure is a value that came out NaN or infinite.")
+        items_note = ("Every figure and table of each paper, coloured by the worst state among its quantities (failed, "
+                      "then not run, then not produced at these sizes, then computed).")
+        rates_link, rates = "", ""
+    else:
+        note = (f"Only default readings of a reproduction count; a match is weak when {WEAK_MEANING}. "
+                f"Counted apart: {_apart_sentence(scoreboard)}")
+        items_note = ("Every figure and table of each paper, coloured by the worst verdict among its default reference "
+                      "values (failed, then mismatch, then inconclusive, then not run, then match).")
+        rates_link = '<a href="#match-rates">match rates</a> · '
+        rates = f"""<section id="match-rates"><h2>Match rates by where the reported number comes from</h2>
+<p>Matches among the scored default rows (match, mismatch or failed), per paper: <em>printed</em> in the
+paper's text, a table, a caption or a legend; <em>read-off</em> from a figure; <em>derived</em> from the authors'
+code or data. Column <code>provenance</code> of the scoreboard.</p>
+{frame_table(match_rates(scoreboard), index=True)}</section>"""
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{PAGE_TITLE}</title>{style_block(whole_page=True)}</head>
 <body>
 <h1>{PAGE_TITLE}</h1>
 {made_with}
 <nav><a href="#verdicts">verdicts</a> · <a href="#items">items</a> · <a href="#papers">papers</a> ·
-<a href="#match-rates">match rates</a> · <a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
+{rates_link}<a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
 <a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
 <p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
-<p class="note">Only default readings of a reproduction count; a match is weak when {escape(WEAK_MEANING)}.
-Counted apart: {escape(_apart_sentence(scoreboard))}</p>
-{_run_section(run_summary)}<section id="verdicts"><h2>Verdicts per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
+<p class="note">{escape(note)}</p>
+{_run_section(run_summary)}<section id="verdicts"><h2>{"Quantities" if smoke else "Verdicts"} per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>
-<p class="note">Every figure and table of each paper, coloured by the worst verdict among its default reference
-values (failed, then mismatch, then inconclusive, then not run, then match). Hover for the counts; click to open the item on its
+<p class="note">{escape(items_note)} Hover for the counts; click to open the item on its
 paper's page. Dashed tiles are items of the scoreboard that no page shows.</p>
 {grid_html(grid, pages)}</section>
 <section id="papers"><h2>Papers</h2>
 <p class="note">The paper's items (its tiles above), then its default scoreboard rows by verdict, then what is
 counted apart: weak matches, alternative readings that match, consistency checks that hold, fitted readings.</p>
 {_paper_rows(pages, papers, scoreboard, {slug: len(tiles) for slug, tiles in grid.items()})}</section>
-<section id="match-rates"><h2>Match rates by where the reported number comes from</h2>
-<p>Matches among the scored default rows (match, mismatch or failed), per paper: <em>printed</em> in the
-paper's text, a table, a caption or a legend; <em>read-off</em> from a figure; <em>derived</em> from the authors'
-code or data. Column <code>provenance</code> of the scoreboard.</p>
-{frame_table(match_rates(scoreboard), index=True)}</section>
+{rates}
 <section id="scoreboard"><h2>Scoreboard</h2>
 <p>All {rows} rows, each reported number next to the reproduced one, sortable and filterable by verdict,
 paper, reading, weak mark and item: <a href="scoreboard.html">the scoreboard page</a> (also <code>{escape(str(scoreboard_csv))}</code>).</p>

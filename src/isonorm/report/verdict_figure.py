@@ -15,23 +15,26 @@ from typing import Sequence
 
 import pandas as pd
 
-from .comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_RUN
+from .comparison import COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN
 from .markup import VERDICT_COLOURS, VERDICT_EDGES
-from .scoreboard import summarize_scoreboard
+from .scoreboard import is_smoke, summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
 # nothing to reproduce and are counted in the caption instead.
 BAR_VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, NOT_RUN)
+# A smoke run's bars: every quantity it measured or should have, none compared to the paper.
+SMOKE_BARS = (COMPUTED, FAILED, NOT_PRODUCED, NOT_RUN)
 FIGURE_ID = "verdict-figure"
 
 
 def verdict_counts(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> pd.DataFrame:
-    """Rows ``slugs`` (in that order), columns ``BAR_VERDICTS`` and ``no-reference``: how many rows have each."""
+    """Rows ``slugs`` (in that order), columns the bars' verdicts and ``no-reference``: how many rows have each."""
     counts = summarize_scoreboard(scoreboard)
-    return counts.reindex(index=list(slugs), columns=[*BAR_VERDICTS, NO_REFERENCE], fill_value=0).astype(int)
+    bars = SMOKE_BARS if is_smoke(scoreboard) else BAR_VERDICTS
+    return counts.reindex(index=list(slugs), columns=[*bars, NO_REFERENCE], fill_value=0).astype(int)
 
 
-def _svg(counts: pd.DataFrame) -> str:
+def _svg(counts: pd.DataFrame, bars: Sequence[str] = BAR_VERDICTS) -> str:
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -42,24 +45,25 @@ def _svg(counts: pd.DataFrame) -> str:
         ax = fig.add_subplot()
         slugs = list(counts.index)[::-1]  # first paper on top
         left = pd.Series(0, index=slugs)
-        totals = counts.loc[slugs, list(BAR_VERDICTS)].sum(axis=1)
+        totals = counts.loc[slugs, list(bars)].sum(axis=1)
         longest = max(int(totals.max()) if len(totals) else 0, 1)
-        for verdict in BAR_VERDICTS:
+        for verdict in bars:
             widths = counts.loc[slugs, verdict]
-            bars = ax.barh(slugs, widths, left=left, height=0.6, color=VERDICT_COLOURS[verdict],
-                           edgecolor=VERDICT_EDGES[verdict], linewidth=0.8, label=verdict)
+            drawn = ax.barh(slugs, widths, left=left, height=0.6, color=VERDICT_COLOURS[verdict],
+                            edgecolor=VERDICT_EDGES[verdict], linewidth=0.8, label=verdict)
             labels = [str(w) if w and w >= 0.06 * longest else "" for w in widths]
-            ax.bar_label(bars, labels=labels, label_type="center", fontsize=9)
+            ax.bar_label(drawn, labels=labels, label_type="center", fontsize=9)
             left = left + widths
+        good, worse = (COMPUTED, (FAILED,)) if bars == SMOKE_BARS else (MATCH, (MISMATCH, INCONCLUSIVE, FAILED))
         for y, slug in enumerate(slugs):
-            matched, total = counts.loc[slug, MATCH], totals[slug]
-            text = f"{matched} of {total} match ({100 * matched / total:.0f} %)" if total else "no reference values"
-            text += "".join(f", {counts.loc[slug, v]} {v}" for v in (MISMATCH, INCONCLUSIVE, FAILED) if counts.loc[slug, v])
+            matched, total = counts.loc[slug, good], totals[slug]
+            text = f"{matched} of {total} {good} ({100 * matched / total:.0f} %)" if total else "no reference values"
+            text += "".join(f", {counts.loc[slug, v]} {v}" for v in worse if counts.loc[slug, v])
             ax.text(total + 0.01 * longest, y, " " + text, va="center", fontsize=9)
-        ax.set_xlim(0, longest * 1.45)
-        ax.set_xlabel("reference values")
+        ax.set_xlim(0, longest * 1.6)  # room for the longest label right of its bar
+        ax.set_xlabel("quantities" if bars == SMOKE_BARS else "reference values")
         ax.spines[["top", "right"]].set_visible(False)
-        ax.legend(ncols=len(BAR_VERDICTS), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=9)
+        ax.legend(ncols=len(bars), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=9)
         fig.tight_layout()
         buffer = io.StringIO()
         fig.savefig(buffer, format="svg", metadata={"Date": None})
@@ -71,6 +75,14 @@ def _svg(counts: pd.DataFrame) -> str:
 def verdict_figure(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> str:
     """``<figure id="verdict-figure">`` with the inline SVG bars and a caption."""
     counts = verdict_counts(scoreboard, slugs)
+    if is_smoke(scoreboard):
+        svg = _svg(counts, SMOKE_BARS).replace("<svg ", '<svg role="img" aria-label="Quantities per paper" ', 1)
+        return (
+            f'<figure id="{FIGURE_ID}" class="verdict-figure">{svg}<figcaption>Quantities of each paper this smoke run '
+            "measured, none compared to the paper (its sizes or data are reduced): <em>computed</em> (a finite "
+            "value), <em>failed</em> (NaN or infinite), <em>not-produced</em> (a quantity named after a paper setting "
+            "these sizes do not reach), <em>not-run</em> (the item produced no value).</figcaption></figure>"
+        )
     no_reference = int((scoreboard["verdict"] == NO_REFERENCE).sum()) if len(scoreboard) else 0
     svg = _svg(counts).replace("<svg ", '<svg role="img" aria-label="Reference values per paper by verdict" ', 1)
     return (

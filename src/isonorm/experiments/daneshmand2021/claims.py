@@ -13,6 +13,7 @@ scored as the number it relates, a difference or a slope, never as a boolean a f
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -64,8 +65,11 @@ def _fig3(df: pd.DataFrame, cfg: Mapping[str, Any]) -> Quantities:
     for suffix, offset in (("", 0), ("_offset", cfg["batch_offset"])):
         grid = s.a1_grid(df, offset, cfg["batch_sizes"])
         above = grid.width >= s.a1_curve(grid.batch.to_numpy())
-        out[f"holds_fraction_above_curve{suffix}"] = grid[above].holds.mean() if above.any() else np.nan
-        out[f"boundary_log2_over_curve{suffix}"] = s.a1_boundary_log2_over_curve(grid)
+        if above.any():  # a grid that reaches the curve (a smaller one has no cell above it: no quantity)
+            out[f"holds_fraction_above_curve{suffix}"] = grid[above].holds.mean()
+        boundary = s.a1_boundary_log2_over_curve(grid)
+        if not math.isnan(boundary):  # NaN: no batch size whose curve lies inside the grid's widths
+            out[f"boundary_log2_over_curve{suffix}"] = boundary
     return out
 
 

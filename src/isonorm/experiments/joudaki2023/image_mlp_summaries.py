@@ -157,11 +157,15 @@ def _fig2(df: pd.DataFrame, activation: str) -> dict[str, float]:
     profile = module_profile(rows, ("epoch",))
     last = last_epoch(rows)
     out: dict[str, float] = {}
-    for layer in range(11):
+    # A layer the network does not have (a smaller depth than the paper's) gives no quantity: a NaN is a fault
+    # (isonorm.report.comparison.judge_smoke).
+    modules = set(profile.module)
+    for layer in (layer for layer in range(11) if f"norm-{layer}" in modules):
         out[f"init_norm{layer}"] = value_at(profile, f"norm-{layer}", epoch=0)
-    out["init_fc0"] = value_at(profile, "fc-0", epoch=0)
-    out["init_fc9"] = value_at(profile, "fc-9", epoch=0)
-    for layer in range(1, 11):
+    for fc in ("fc-0", "fc-9"):
+        if fc in modules:
+            out[f"init_{fc.replace('-', '')}"] = value_at(profile, fc, epoch=0)
+    for layer in (layer for layer in range(1, 11) if f"norm-{layer}" in modules):
         out[f"last_norm{layer}"] = value_at(profile, f"norm-{layer}", epoch=last)
     steps = ln_steps(rows, ("epoch",))
     out["min_ln_step_init"] = _min_ln_step(steps[steps.epoch == 0])
@@ -205,10 +209,12 @@ def _fig3(df: pd.DataFrame) -> dict[str, float]:
         key = activation.lower()
         out[f"beta_{key}"] = float(beta.get(activation, math.nan))
         out[f"gap_l0_{key}"] = float(gaps.get((activation, 0), math.nan))
-        out[f"gap_l10_{key}"] = float(gaps.get((activation, 10), math.nan))
+        if (activation, 10) in gaps.index:  # a network as deep as the paper's (none at smaller depths)
+            out[f"gap_l10_{key}"] = float(gaps[(activation, 10)])
         out[f"theory_l10_{key}"] = float(theory_line(beta[activation], 10)) if activation in beta else math.nan
     for layer in (1, 2, 4):
-        out[f"gap_l{layer}_relu"] = float(gaps.get(("ReLU", layer), math.nan))
+        if ("ReLU", layer) in gaps.index:
+            out[f"gap_l{layer}_relu"] = float(gaps[("ReLU", layer)])
     at_deepest = gaps.xs(deepest, level="layer").reindex(list(THREE_ACTIVATIONS))
     out["min_gap_drop_in_beta_order_deepest"] = _min_step_in_beta_order(
         at_deepest, beta.reindex(list(THREE_ACTIVATIONS)))
@@ -260,7 +266,8 @@ def _fig7(df: pd.DataFrame) -> dict[str, float]:
         out[f"loss_e1_{key}"] = float(curve.get((activation, 1), math.nan))
         out[f"loss_last_{key}"] = float(curve.get((activation, last), math.nan))
     for epoch in (2, 4, 6):
-        out[f"loss_e{epoch}_relu"] = float(curve.get(("ReLU", epoch), math.nan))
+        if ("ReLU", epoch) in curve.index:  # an epoch the run reaches (a shorter training has fewer)
+            out[f"loss_e{epoch}_relu"] = float(curve[("ReLU", epoch)])
     finals = curve.xs(last, level="epoch").reindex(list(THREE_ACTIVATIONS))
     out["min_final_loss_drop_in_beta_order"] = _min_step_in_beta_order(
         finals, betas(df).reindex(list(THREE_ACTIVATIONS)))
