@@ -345,11 +345,11 @@ def test_limits_the_notebook_fixed_widen_to_show_the_paper_value(tmp_path, shown
     assert not marker.get_clip_on()
 
 
-def test_captions_say_what_happened(tmp_path, shown):
-    """A mismatch or failure of a default row, and a fitted reading, are spelled out in the caption; an
-    alternative that mismatches is not (it is beside its default in the table)."""
+def test_the_reference_table_is_compact_and_its_notes_are_folded_not_captioned(tmp_path, shown):
+    """Each quantity in one row (what it is, the paper's value, this run's, the verdict with its marks); the notes
+    folded under the table, never in the caption."""
     def ref(quantity, reported, **optional):
-        return {"item": "lu2024-fig2", "quantity": quantity, "description": quantity, "reported": reported,
+        return {"item": "lu2024-fig2", "quantity": quantity, "description": f"the {quantity}", "reported": reported,
                 "kind": "read-off", "compare": "abs", "tolerance": 0.1, "provenance": "printed", "source": "t",
                 **optional}
 
@@ -369,24 +369,20 @@ def test_captions_say_what_happened(tmp_path, shown):
     renderer.figure(tiny_figure(), "lu2024-fig2", "c")
     html = renderer.rendered["lu2024-fig2"]
     caption = html[html.index("<figcaption>"):html.index("Reported vs reproduced")]
-    assert ("Mismatch: slope reproduced 1.5 ± 0.05 vs 1 ± 0.1 (x ± 0.05) (the caption&#x27;s slope).") in caption
-    assert ("Failed: gap (paper 1 ± 0.1) (the reproduced value is NaN). height (paper 1 ± 0.1) (the item ran "
-            "but did not produce this quantity).") in caption
-    assert "Fitted: slope_d300 = 1.02 ± 0.01 (width 300 chosen from a sweep)." in caption
-    assert "slope_offset" not in caption
-    table = html[html.index("Reported vs reproduced"):]
-    assert 'class="verdict-fitted">fitted' in table and 'class="verdict-failed">failed' in table
+    for note in ("the caption&#x27;s slope", "width 300 chosen", "the reproduced value is NaN", "Mismatch:"):
+        assert note not in caption
+    table = html[html.index('<table class="data reference">'):html.index('<details class="notes">')]
+    assert "<th>what it is</th><th>paper</th><th>this run</th><th>verdict</th>" in table
+    assert 'class="verdict-mismatch">mismatch</td>' in table and 'class="verdict-failed">failed</td>' in table
+    assert 'class="verdict-fitted">fitted</td>' in table
+    assert 'class="verdict-mismatch">mismatch (alternative)</td>' in table
     # The alternative sits right after its default; the rule shows the spread.
-    order = [table.index(f"<td>{q}</td>") for q in ("slope", "slope_offset", "gap", "slope_d300", "height")]
+    order = [table.index(f"<code>{q}</code>") for q in ("slope", "slope_offset", "gap", "slope_d300", "height")]
     assert order == sorted(order)
-    assert "1 ± 0.1 (x ± 0.05)" in table and "1.5 ± 0.05" in table
-
-
-def test_a_caption_names_a_mismatch_without_a_spread(tmp_path, paper_files, shown):
-    renderer = ItemRenderer("lu2024", tmp_path, *paper_files, preset="paper")
-    renderer.figure(tiny_figure(), "lu2024-fig2", "c")
-    html = renderer.rendered["lu2024-fig2"]
-    assert "Mismatch: offset reproduced 0.9 vs 0 ± 0.1." in html and "Failed:" not in html
+    assert "1 ± 0.1 (x ± 0.05)" in table and "1.5 ± 0.05" in table and "<td>the slope</td>" in table
+    notes = html[html.index('<details class="notes">'):]
+    assert "<summary>Notes and sources (5)</summary>" in notes and "width 300 chosen from a sweep" in notes
+    assert "the reproduced value is NaN" in notes
 
 
 def test_an_item_names_the_functions_whose_results_its_cell_loaded(tmp_path, shown, monkeypatch):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -83,8 +85,18 @@ def test_index_page_has_one_linked_tile_per_item_and_shows_provenance(quick_run)
     assert "torch" in index and "quick" in index
 
 
+def screenshot_folder(tmp_path_factory) -> Path:
+    """Where the browser check keeps its screenshots: $ISONORM_TEST_ARTIFACTS (a CI's artefact folder), else this
+    session's temporary folder (its path is printed)."""
+    folder = Path(os.environ.get("ISONORM_TEST_ARTIFACTS") or tmp_path_factory.mktemp("artifacts")) / "screenshots"
+    print(f"screenshots of the quick report: {folder}")
+    return folder
+
+
 @pytest.mark.browser
-def test_report_in_headless_chromium(quick_run):
+def test_report_in_headless_chromium(quick_run, tmp_path_factory):
+    """Every page of the quick report in a 1280 x 1080 window: images load, ids and links resolve, no page scrolls
+    sideways (isonorm.report.browser_check); the first screen of each page is kept."""
     from isonorm.report.browser_check import browser_unavailable_reason, check_report
 
     reason = browser_unavailable_reason()
@@ -92,8 +104,10 @@ def test_report_in_headless_chromium(quick_run):
         pytest.skip(reason)
     pages = {f"{slug}.html": ids for slug, ids in ITEM_IDS.items()}
     expected = {**pages, "index.html": ["verdict-figure", "items"], "scoreboard.html": ["scoreboard-table"]}
-    problems = check_report(quick_run / QUICK["report"], expected, expect_paper_points=True)
+    shots = screenshot_folder(tmp_path_factory)
+    problems = check_report(quick_run / QUICK["report"], expected, expect_paper_points=True, screenshots=shots)
     assert problems == [], problems
+    assert {p.name for p in shots.glob("*.png")} == {f"{Path(page).stem}.png" for page in expected}
 
 
 def test_rerun_after_a_plot_change_does_not_recompute(quick_run):

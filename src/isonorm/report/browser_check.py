@@ -33,6 +33,22 @@ CHROMIUM_FLAGS = (
     "--disable-component-update", "--disable-sync", "--no-first-run",
 )
 PAGE_LOAD_TIMEOUT_S = 60
+# The window every page is read in: a laptop's screen. No page may scroll sideways in it (a wide table scrolls
+# inside its own box instead).
+WINDOW = (1280, 1080)
+
+# How far the page reaches right of the window, and the widest elements that reach past it (the culprits).
+_OVERFLOW = """
+const width = window.innerWidth, page = document.documentElement.scrollWidth;
+if (page <= width) return null;
+const wide = Array.from(document.body.querySelectorAll('*'))
+  .filter(e => e.getBoundingClientRect().right > width + 1)
+  .filter(e => !e.parentElement || e.parentElement.getBoundingClientRect().right <= width + 1)
+  .slice(0, 3)
+  .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string'
+        ? '.' + e.className.trim().split(/\\s+/).join('.') : '') + ' (' + Math.round(e.getBoundingClientRect().right) + ' px)');
+return {page: page, width: width, wide: wide};
+"""
 
 # Waits until every <img> has either loaded or failed, so `naturalWidth` is final.
 _SETTLE_IMAGES = """
@@ -102,9 +118,11 @@ def headless_chromium() -> Iterator[object]:
         for flag in CHROMIUM_FLAGS:
             options.add_argument(flag)
         options.add_argument(f"--user-data-dir={profile}")
+        options.add_argument(f"--window-size={WINDOW[0]},{WINDOW[1]}")
         driver = webdriver.Chrome(service=Service(executable_path=_executable(CHROMEDRIVER, "chromedriver")),
                                   options=options)
         try:
+            driver.set_window_size(*WINDOW)
             driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT_S)
             driver.set_script_timeout(PAGE_LOAD_TIMEOUT_S)
             yield driver
@@ -138,7 +156,7 @@ class _PageReader:
 
 
 def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequence[str],
-                paper_points: dict[str, int]) -> list[str]:
+                paper_points: dict[str, int], screenshots: Path | None = None) -> list[str]:
     page = report_dir / name
     if not page.is_file():
         return [f"{name}: page does not exist"]
@@ -147,6 +165,13 @@ def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequ
     except TimeoutError as err:
         return [f"{name}: {err}"]
     problems = []
+    overflow = reader.driver.execute_script(_OVERFLOW)
+    if overflow:
+        problems.append(f"{name}: scrolls sideways, {overflow['page']} px wide in a {overflow['width']} px window "
+                        f"(reaching past it: {', '.join(overflow['wide']) or 'unknown'})")
+    if screenshots is not None:  # the first screen, as a reader sees it
+        screenshots.mkdir(parents=True, exist_ok=True)
+        reader.driver.save_screenshot(str(screenshots / (Path(name).stem + ".png")))
     for src, complete, width in found["images"]:
         if not (complete and width > 0):
             problems.append(f"{name}: broken image {src!r} (did not load)")
@@ -181,7 +206,7 @@ class ReportCheck(list):
 
 
 def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str]],
-                 expect_paper_points: bool = False) -> ReportCheck:
+                 expect_paper_points: bool = False, screenshots: str | Path | None = None) -> ReportCheck:
     """Problems found in the report, one line each; an empty list means it is fine.
 
     ``expected_ids`` maps a page (relative to ``report_dir``, e.g. ``index.html``, ``lu2024.html``) to the
@@ -191,8 +216,10 @@ def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str
     a page that has it); ``scoreboard.html`` has its verdict filter driven (``mismatch``, then all). Every
     other page is a paper page: its ``<figure class="item" data-paper-points="N">`` with N > 0 are counted
     (``ReportCheck.paper_points``) and, with ``expect_paper_points``, it is a problem when no figure of
-    any of them drew the paper's values. Raises BrowserUnavailable (with the install command) when
-    Chromium, chromedriver or Selenium is missing.
+    any of them drew the paper's values. Every page is read in a ``WINDOW``-sized window (1280 x 1080 px), where
+    a page that scrolls sideways is a problem naming the elements that reach past the window; with
+    ``screenshots``, the first screen of each page is saved there as ``<page>.png``. Raises BrowserUnavailable
+    (with the install command) when Chromium, chromedriver or Selenium is missing.
     """
     report_dir = Path(report_dir).resolve()
     with headless_chromium() as driver:
@@ -200,7 +227,8 @@ def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str
         problems: list[str] = []
         paper_points: dict[str, int] = {}
         for name, expected in expected_ids.items():
-            problems += _check_page(reader, report_dir, name, expected, paper_points)
+            problems += _check_page(reader, report_dir, name, expected, paper_points,
+                                    None if screenshots is None else Path(screenshots))
         if expect_paper_points and not any(paper_points.values()):
             pages = ", ".join(paper_points) or "none checked"
             problems.append("no figure of the report draws the paper's values: no <figure class=\"item\"> with "

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pandas as pd
 
 from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
-from .comparison import (ALTERNATIVE, DEFAULT, FAILED, INCONCLUSIVE, MISMATCH, counts_in_headline, describe_tolerance,
-                         marked_weak)
+from .comparison import ALTERNATIVE, DEFAULT, describe_tolerance, marked_weak
 
 # The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
 # it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
@@ -58,15 +58,25 @@ table.sortable th button::after { content: " \\2195"; color: #888; }
 table.sortable th[aria-sort=ascending] button::after { content: " \\25B2"; color: inherit; }
 table.sortable th[aria-sort=descending] button::after { content: " \\25BC"; color: inherit; }
 table.sortable td.number { text-align: right; font-variant-numeric: tabular-nums; }
+table.sortable { font-size: 0.8em; line-height: 1.2; }
+table.sortable td { white-space: nowrap; padding: 0.1em 0.4em; }
+table.sortable td.note details[open] { white-space: normal; min-width: 24em; }
 """
 
 # For items, tables and badges, wherever they are shown.
 ITEM_STYLE = """
 table.data { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+/* A table wider than the column scrolls inside its own box: no page scrolls sideways (browser_check.WINDOW). */
+table.data { display: block; max-width: 100%; overflow-x: auto; }
 table.data th, table.data td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
 table.data th { background: #f4f4f4; }
+table.data td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.reference td:nth-child(2) { min-width: 16em; }
+table.reference td:last-child { white-space: nowrap; }
+details.notes summary { cursor: pointer; color: #444; font-size: 0.9em; }
+details.notes table.data td { min-width: 6em; }
 figure.item { margin: 1.5em 0; padding: 0.5em; border-top: 1px solid #ddd; }
-figure.item img { max-width: 100%; height: auto; }
+figure.item img { width: 100%; max-width: 56em; height: auto; }
 figcaption .item-id { font-family: monospace; font-weight: bold; margin-right: 0.5em; }
 .deviations { color: #8a4b00; }
 .computed-by { color: #555; font-family: monospace; font-size: 0.85em; }
@@ -86,6 +96,11 @@ def style_block(whole_page: bool = False) -> str:
 
 def escape(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def with_code(text: str) -> str:
+    """``text`` escaped, its `backquoted` parts (a setting, a command) set as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
 
 
 def format_number(value: object) -> str:
@@ -160,46 +175,43 @@ def beside_defaults(scored: pd.DataFrame) -> pd.DataFrame:
     return scored.loc[order]
 
 
+def _verdict_text(row: object) -> str:
+    """The verdict, with the marks that qualify it: weak, and a reading or check that is counted apart."""
+    marks = ["weak"] if marked_weak(row.weak) else []
+    if getattr(row, "check", None) == "consistency":
+        marks.append("check")
+    elif isinstance(row.reading, str) and row.reading not in ("", DEFAULT, row.verdict):
+        marks.append(row.reading)
+    return str(row.verdict) + (f" ({', '.join(marks)})" if marks else "")
+
+
 def reference_table(scored: pd.DataFrame) -> str:
-    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``: the rule with the
-    seed spread, the reproduced value with its spread, where the tolerance comes from, the reading, the weak mark
-    and the note (docs/decisions/README.md, "Verdicts")."""
+    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``: one compact row per
+    quantity (what it is, the paper's value with its rule, this run's value with its seed spread, the verdict
+    with its marks), then its notes folded under it: where each value comes from, the tolerance's basis, the
+    reading and the note (docs/decisions/README.md, "Verdicts"). Notes never go into the caption."""
     if scored.empty:
         return ""
     scored = beside_defaults(scored)
-    shown = pd.DataFrame({
+    rows = []
+    for row in scored.itertuples():
+        description = row.description if isinstance(row.description, str) else ""
+        rows.append(
+            f"<tr><td><code>{escape(row.quantity)}</code></td><td>{escape(description)}</td>"
+            f'<td class="number">{escape(_rule(row))}</td>'
+            f'<td class="number">{escape(with_spread(row.reproduced, row.spread))}</td>'
+            f'<td class="verdict-{escape(row.verdict)}">{escape(_verdict_text(row))}</td></tr>'
+        )
+    table = ('<table class="data reference"><thead><tr><th>quantity</th><th>what it is</th><th>paper</th>'
+             f'<th>this run</th><th>verdict</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    notes = pd.DataFrame({
         "quantity": scored["quantity"],
-        "description": scored["description"].fillna(""),
         "provenance": scored["provenance"].fillna(""),
-        "rule": [_rule(r) for r in scored.itertuples()],
-        "reproduced": [with_spread(v, s) for v, s in zip(scored["reproduced"], scored["spread"])],
-        "verdict": scored["verdict"],
-        "weak": ["weak" if marked_weak(w) else "" for w in scored["weak"]],
         "basis": scored["basis"].fillna(""),
         "reading": scored["reading"].fillna(""),
         "source": scored["source"].fillna(""),
         "note": scored["note"].fillna(""),
     })
-    return '<p class="reference-title">Reported vs reproduced</p>' + frame_table(shown)
-
-
-def outcome_sentences(scored: pd.DataFrame) -> list[str]:
-    """What happened to an item's rows, for its caption (docs/decisions/README.md, "Verdicts"): "Mismatch: …" and
-    "Failed: …" and "Inconclusive: …" for its default rows, "Fitted: …" for its fitted readings, one sentence per
-    row."""
-    sentences = {"Mismatch": [], "Failed": [], "Inconclusive": [], "Fitted": []}
-    for row in scored.itertuples():
-        note = f" ({row.note})" if isinstance(row.note, str) and row.note else ""
-        if row.verdict == "fitted":
-            sentences["Fitted"].append(f"{row.quantity} = {with_spread(row.reproduced, row.spread)}{note}.")
-        elif not counts_in_headline(row.reading, row.check):
-            continue
-        elif row.verdict == MISMATCH:
-            sentences["Mismatch"].append(
-                f"{row.quantity} reproduced {with_spread(row.reproduced, row.spread)} vs {_rule(row)}{note}.")
-        elif row.verdict == FAILED:  # its note says why (scoreboard.score)
-            sentences["Failed"].append(f"{row.quantity} (paper {_rule(row)}){note}.")
-        elif row.verdict == INCONCLUSIVE:  # its note says what spread, and how many runs, would decide it
-            sentences["Inconclusive"].append(
-                f"{row.quantity} reproduced {with_spread(row.reproduced, row.spread)} vs {_rule(row)}{note}.")
-    return [f"{label}: {' '.join(parts)}" for label, parts in sentences.items() if parts]
+    folded = (f'<details class="notes"><summary>Notes and sources ({len(notes)})</summary>'
+              f"{frame_table(notes)}</details>")
+    return '<div class="reference"><p class="reference-title">Reported vs reproduced</p>' + table + folded + "</div>"

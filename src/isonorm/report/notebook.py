@@ -7,9 +7,9 @@ LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the execut
 Before a figure is saved, every reference of its item with a ``plot`` key (``references``: where the value sits
 on the figure) is drawn on it as a "paper" marker beside this run's curves (:mod:`.paper_points`), and the
 ``<figure>`` element says how many with ``data-paper-points="N"`` (architecture §7); the caption names the ones
-the figure could not carry. The caption also says what happened to the item's reference values, from its
-scoreboard rows, so that no notebook has to: "Mismatch: …" and "Failed: …" for its default rows, "Fitted: …" for
-a fitted reading (``markup.outcome_sentences``; docs/decisions/README.md, "Verdicts").
+the figure could not carry. Below the caption, the item's reference values in a compact table (the paper's value,
+this run's with its spread, the verdict), their notes folded under it (``markup.reference_table``): a caption says
+what is drawn and with which settings, never a scored row's note.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..run_status import absence_text  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
-from .markup import escape, frame_table, outcome_sentences, preset_badge, reference_table, style_block  # noqa: E402
+from .markup import escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
 from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
 from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402
@@ -214,7 +214,7 @@ class ItemRenderer:
         self._claim_id(item)
         html = (
             f'<section id="{item}" class="item {css_class}">'
-            f'<h3><span class="item-id">{item}</span> {headline}</h3><p>{escape(reason)}</p>'
+            f'<h3><span class="item-id">{item}</span> {headline}</h3><p>{with_code(reason)}</p>'
             f"{self._reference_rows(item)}</section>"
         )
         self._emit(item, html)
@@ -232,14 +232,6 @@ class ItemRenderer:
             return ""
         return reference_table(self.scored[self.scored["item"] == item])
 
-    def _outcomes(self, item: str) -> str:
-        """The caption's "Mismatch: …", "Failed: …" and "Fitted: …" sentences, from the item's scoreboard rows, so
-        that a caption says what happened without the notebook saying it (docs/decisions/README.md, "Verdicts")."""
-        if self.scored is None:
-            return ""
-        return "".join(f' <span class="outcome">{escape(sentence)}</span>'
-                       for sentence in outcome_sentences(self.scored[self.scored["item"] == item]))
-
     def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str,
               paper_points: int | None = None, note: str = "") -> None:
         if isinstance(deviations, str):
@@ -250,7 +242,6 @@ class ItemRenderer:
             f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} {escape(caption)}'
             + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
             + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
-            + self._outcomes(item)
             + self._computed_by(item)
             + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
         )

@@ -19,8 +19,10 @@ from .references import READINGS
 
 # The scoreboard's columns but the preset (the page says it once) and basis_detail (the basis's words, shown as
 # its cell's tooltip).
-COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance", "verdict", "weak",
-           "reading", "check", "basis", "provenance", "note")
+# The verdict comes right after the row's name, so that it shows on a narrow screen before the table scrolls; the
+# paper, which the item id names too, comes last.
+COLUMNS = ("item", "quantity", "verdict", "reported", "reproduced", "spread", "compare", "tolerance", "weak",
+           "reading", "check", "basis", "provenance", "note", "paper")
 RULES = "; ".join(f"{name}: {rule}" for name, rule in COMPARE_RULES.items())
 NUMERIC = ("reported", "reproduced", "spread", "tolerance")
 # Element ids the script and the browser check rely on.
@@ -91,6 +93,9 @@ SCRIPT = """
 def _cell(column: str, value: object, item_links: Mapping[str, str], detail: object = "") -> str:
     if column == "verdict":
         return verdict_cell(value)
+    if column == "note":  # folded: a row stays one line high, so a screen holds many (the note opens on a click)
+        text = "" if not isinstance(value, str) else value
+        return f'<td class="note"><details><summary>note</summary>{escape(text)}</details></td>' if text else "<td></td>"
     if column == "weak":
         return "<td>weak</td>" if marked_weak(value) else "<td></td>"
     if column == "basis" and isinstance(detail, str) and detail:
@@ -143,12 +148,13 @@ def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], tit
 <nav><a href="index.html">&larr; index: verdicts per paper and item</a></nav>
 <h1>Scoreboard</h1>
 {made_with}
-<p>Every reference value next to the reproduced one (also in <code>{escape(csv_path)}</code>). A row matches
+<details class="notes"><summary>Every reference value next to the reproduced one (also in
+<code>{escape(csv_path)}</code>): how to read it</summary><p>A row matches
 when the reproduced value x, with its seed spread s, meets its rule <code>compare</code> with the reported value
 r and the tolerance t ({escape(RULES)}). Only <em>default</em> readings of a <em>reproduction</em> count in the
 index's headline; a row is <em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes
-from. Click a column header to sort; item ids link to the item on its
-paper's page.</p>
+from; open a note for why a row reads as it does. Click a column header to sort; item ids link to the item on its
+paper's page.</p></details>
 {filters}
 <p id="{ROW_COUNT}" aria-live="polite">{total} of {total} rows shown</p>
 <table id="{TABLE_ID}" class="data sortable"><thead><tr>{head}</tr></thead>

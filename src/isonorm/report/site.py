@@ -22,7 +22,7 @@ from .archive import lay_out_archive
 from .benchmarks import read_benchmarks, runtime_per_rule
 from .comparison import WEAK_MEANING
 from .item_grid import grid_html, item_tiles, linked_items
-from .markup import PAPER_PRESET, escape, frame_table, style_block
+from .markup import PAPER_PRESET, escape, frame_table, style_block, with_code
 from .scoreboard import (apart_counts, headline, is_smoke, match_rates, read_scoreboard, summarize_scoreboard,
                          verdict_columns)
 from .scoreboard_page import scoreboard_page
@@ -140,7 +140,7 @@ def _made_with(preset: str, provenance: Mapping[str, Any]) -> str:
 def _run_section(lines: Sequence[str]) -> str:
     if not lines:
         return ""
-    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    items = "".join(f"<li>{with_code(line)}</li>" for line in lines)
     return f'<section id="this-run"><h2>This run</h2><ul class="run-summary">{items}</ul></section>'
 
 

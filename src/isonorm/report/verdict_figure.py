@@ -60,13 +60,14 @@ def _svg(counts: pd.DataFrame, bars: Sequence[str] = BAR_VERDICTS) -> str:
             text = f"{matched} of {total} {good} ({100 * matched / total:.0f} %)" if total else "no reference values"
             text += "".join(f", {counts.loc[slug, v]} {v}" for v in worse if counts.loc[slug, v])
             ax.text(total + 0.01 * longest, y, " " + text, va="center", fontsize=9)
-        ax.set_xlim(0, longest * 1.6)  # room for the longest label right of its bar
+        ax.set_xlim(0, longest * 1.45)
         ax.set_xlabel("quantities" if bars == SMOKE_BARS else "reference values")
         ax.spines[["top", "right"]].set_visible(False)
         ax.legend(ncols=len(bars), loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False, fontsize=9)
         fig.tight_layout()
         buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        # the tight box holds the labels right of the longest bar, which the axes do not
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg"):]  # drop the XML declaration and doctype: the SVG sits inside HTML
     return re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.DOTALL)
