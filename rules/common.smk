@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
-from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, projected_costs
+from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
 from isonorm.resources import GROUPS, JobSizes
 
@@ -176,9 +176,13 @@ def run_plan():
     if not _RUN_PLAN:
         plan = RunPlan.of(config, local=workflow.local_exec, measures_cost=bool(config["shakedown"]))
         plan.check()
+        _RUN_PLAN.append(plan)
         if workflow.is_main_process:
             print(plan.device_line(), file=sys.stderr)
-        _RUN_PLAN.append(plan)
+            if config["preset"] == "paper":  # the shapes preset measures the paper's sizes (docs/cost.md)
+                table = Path(output_roots("shapes")["results"], "cost.csv")
+                planned = [str(Path(f).relative_to(RESULTS)) for f in data_results()]
+                print(cost_line(projected_costs(table), planned, str(table)), file=sys.stderr)
     return _RUN_PLAN[0]
 
 

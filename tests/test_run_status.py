@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from isonorm import gpus
-from isonorm.plan import NEEDS_DATA, TRAINS, DeviceUnavailableError, RunPlan
+from isonorm.plan import NEEDS_DATA, TRAINS, DeviceUnavailableError, RunPlan, cost_line
 from isonorm.run_status import (
     BLOCKED,
     FAILED,
@@ -131,3 +131,12 @@ def test_cuda_without_a_gpu_stops_before_any_job(no_gpu):
     with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` to train on the CPU on purpose"):
         plan(device="cuda").check()
     RunPlan.of({"device": "cuda", "compute": "all"}, local=False).check()  # the nodes have one: no error
+
+
+def test_the_run_states_its_projected_hours_or_how_to_get_them():
+    costs = {"lu2024/table1/sgd.parquet": (2.0, "cpu (x86_64, 1 threads)"),
+             "lu2024/table1/adam.parquet": (1.5, "cpu (x86_64, 1 threads)")}
+    line = cost_line(costs, ["lu2024/table1/sgd.parquet", "lu2024/table1/adam.parquet", "lu2024/fig9/x.parquet"],
+                     "results/shapes/cost.csv")
+    assert line.startswith("cost: 3.5 h projected on cpu (x86_64, 1 threads) for 2 of the 3 data and GPU jobs planned")
+    assert "presets/shapes.yaml" in cost_line({}, ["a.parquet"], "results/shapes/cost.csv")

@@ -7,8 +7,9 @@ and ``trains`` (a network is trained). A run plans all three unless
 
 - ``compute: data-free``: only the data-free files;
 - a local run with ``device: auto`` on a machine without a GPU (and not the shapes preset, which measures what
-  each job costs on this machine): no training. Trainings of the paper's sizes would take about 1,700 hours on
-  a 2-core CPU (the shapes preset's CPU record); ``device: cpu`` trains here anyway, on purpose.
+  each job costs on this machine): no training. The paper's trainings would take about 1,700 hours on one CPU
+  core (1,676 h for 87 of its 97 data and GPU jobs, benchmarks/results/cost-cpu-2026-11-24.csv); ``device: cpu``
+  trains here anyway, on purpose.
 
 Each file left out has a cause, shown on its items in the report with the setting that computes it. ``device:
 cuda`` on a machine without a GPU stops before any job. A cluster run plans every training (the submitting
@@ -104,8 +105,8 @@ class RunPlan:
         if self.compute == "data-free":
             return line + "; `compute: data-free`: only the items that need no data set or GPU are computed"
         if not self.trains_here:
-            return (line + "; no training is planned: each training item is reported as not run, with its "
-                    "projected cost here; `--config device=cpu` trains on the CPU anyway")
+            return (line + "; no training is planned: each training item is reported as not run (with its projected "
+                    "cost where the shapes preset measured it); `--config device=cpu` trains on the CPU anyway")
         return line
 
 
@@ -119,3 +120,16 @@ def projected_costs(cost_csv: str | Path) -> dict[str, tuple[float, str]]:
 
     table = read_cost_table(path)
     return {str(row.result): (float(row.projected_hours), str(row.device)) for row in table.itertuples()}
+
+
+def cost_line(costs: dict[str, tuple[float, str]], planned: list[str], table: str) -> str:
+    """One line for the start of a paper run: the hours the shapes preset's cost table (``costs``, from
+    :func:`projected_costs`; ``table`` its path) projects for the ``planned`` data and GPU jobs' results files
+    (relative to the results root), on the device it measured them on; or how to get such a table."""
+    if not costs:
+        return (f"cost: no cost table ({table}); `snakemake --cores all --configfile presets/shapes.yaml` projects "
+                "each data and GPU job's hours on this machine (docs/cost.md)")
+    measured = [costs[f] for f in planned if f in costs]
+    devices = ", ".join(sorted({device for _, device in measured})) or "no device"
+    return (f"cost: {sum(h for h, _ in measured):.1f} h projected on {devices} for {len(measured)} of the "
+            f"{len(planned)} data and GPU jobs planned, one at a time ({table}, docs/cost.md)")
