@@ -321,8 +321,9 @@ def cached_snapshot(
                         "files of the revision (tokenizer or code files)", what, str(err).splitlines()[0], usable)
             return usable
         if isinstance(err, HubUnreachableError):
-            raise HubUnreachableError(f"{what}: {_cache_state(repo, revision, required)}\n{err}\n  3. or "
-                                      + _fill_cache(repo, revision, required)) from err
+            # the cause first (the line a run's summary shows), then what the cache holds and how to fill it
+            raise HubUnreachableError(f"{err}\n  4. or {_fill_cache(repo, revision, required)}\n"
+                                      f"{_cache_state(repo, revision, required)}") from err
         raise
     if _offline_mode() and _missing(snapshot, required):  # huggingface_hub fell back to the incomplete snapshot
         raise HubUnreachableError(f"{what}: HF_HUB_OFFLINE is set, so nothing can be downloaded. "
