@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import PAPERS, QUICK, REPO, snakemake
+from conftest import PAPER, PAPERS, QUICK, REPO, snakemake
 from isonorm.report import SCOREBOARD_COLUMNS, load_references
 from isonorm.report.comparison import SMOKE_VERDICTS
 from isonorm.report.ids import named_items
@@ -108,6 +108,21 @@ def test_report_in_headless_chromium(quick_run, tmp_path_factory):
     problems = check_report(quick_run / QUICK["report"], expected, expect_paper_points=True, screenshots=shots)
     assert problems == [], problems
     assert {p.name for p in shots.glob("*.png")} == {f"{Path(page).stem}.png" for page in expected}
+
+
+@pytest.mark.browser
+def test_a_data_free_page_at_the_papers_settings_fits_the_screen(workflow_dir, paper_root_run, tmp_path_factory):
+    """The paper configuration's data-free run (conftest.PAPER_ROOT_RUN: lu2024's page, scored against the paper,
+    its trained items not run): the same browser check, in the same 1280 x 1080 window."""
+    from isonorm.report.browser_check import browser_unavailable_reason, check_report
+
+    reason = browser_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    problems = check_report(workflow_dir / PAPER["report"], {"lu2024.html": ITEM_IDS["lu2024"]},
+                            screenshots=screenshot_folder(tmp_path_factory) / "data-free")
+    # that run makes the page alone (PAPER_ROOT_RUN's targets): its link back to the index has nothing to open yet
+    assert [p for p in problems if "dead link 'index.html'" not in p] == [], problems
 
 
 def test_rerun_after_a_plot_change_does_not_recompute(quick_run):
