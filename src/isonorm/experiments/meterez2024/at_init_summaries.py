@@ -151,6 +151,8 @@ def _fig1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
         out[f"log10_empirical_d{width}_last"] = _with_spread(np.log10(emp_last), run_last)
         out[f"log10_theory_d{width}_first"] = float(np.log10(th0))  # a closed form of the input: no seed spread
         out[f"log10_theory_d{width}_last"] = float(np.log10(th_last))
+        # Theorem 1's own decay over the layers: what the line's formula sets, whatever the input's level
+        out[f"log10_theory_decay_d{width}"] = float(np.log10(th_last / th0))
         # "decays with depth": log10 φ(last)/φ(first), per run (≤ 0 claimed)
         decay[width] = run_last - run0
         out[f"log10_decay_d{width}"] = _with_spread(np.log10(emp_last / emp0), decay[width])
