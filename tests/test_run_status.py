@@ -48,6 +48,7 @@ def test_a_failed_fetch_blocks_its_chain_and_each_job_names_the_root(tmp_path):
     assert "which failed: RuntimeError: offline" in outcomes["reading"].cause
     causes = missing_causes(outcomes.values())
     assert causes[reading.output[0]]["cause"].startswith("reading could not run: it needs fetch_data[name=cifar10]")
+    assert causes[reading.output[0]]["log"] == "" and causes[fetch.output[0]]["log"].endswith("fetch_data.log")
 
 
 def test_a_job_without_record_or_missing_input_did_not_start(tmp_path):

@@ -152,8 +152,9 @@ def missing_causes(outcomes: Iterable[JobOutcome]) -> dict[str, dict[str, str]]:
             cause = f"{found.rule} could not run: it {found.cause}"
         else:
             cause = f"{found.rule} did not finish: {found.cause}"
+        log = found.log if found.state != BLOCKED else None  # a blocked job never ran: the cause names its root's log
         for path in found.outputs:
-            causes[path] = {"cause": cause, "fix": RERUN, "log": found.log or ""}
+            causes[path] = {"cause": cause, "fix": RERUN, "log": log or ""}
     return causes
 
 
