@@ -141,3 +141,15 @@ def test_the_run_states_its_projected_hours_or_how_to_get_them():
                      "results/shapes/cost.csv")
     assert line.startswith("cost: 3.5 h projected on cpu (x86_64, 1 threads) for 2 of the 3 data and GPU jobs planned")
     assert "presets/shapes.yaml" in cost_line({}, ["a.parquet"], "results/shapes/cost.csv")
+
+
+def test_alike_failures_take_one_line(tmp_path):
+    """Every Hub fetch of an offline machine fails alike: one line names them all, with the first one's cause."""
+    fetches = [job(tmp_path, "fetch_checkpoint", [f"{m}/.ready"], model=m) for m in ("bert", "gpt2", "t5")]
+    for fetch, model in zip(fetches, ("bert", "gpt2", "t5")):
+        fetch.log = [str(tmp_path / "logs" / f"fetch_{model}.log")]
+        record_failure(fetch.log[0], "fetch_checkpoint", fetch.output, OSError(f"{model}: the Hub is unreachable"))
+    lines = summary_lines(job_outcomes(fetches), {}, 3)
+    failed = [line for line in lines if line.startswith("failed:")]
+    assert failed == [f"failed: fetch_checkpoint × 3 (model=bert, model=gpt2, model=t5), alike: OSError: bert: the Hub "
+                      f"is unreachable (logs in {tmp_path / 'logs'})"]

@@ -184,8 +184,14 @@ def summary_lines(outcomes: Sequence[JobOutcome], left_out: Mapping[str, Mapping
         fix = left_out[files[0]].get("fix", "")
         lines.append(f"not planned: {len(files)} results file(s), because the item {cause}"
                      + (f"; `{fix}` computes them" if fix else "") + ".")
-    for found in failed:
-        lines.append(f"failed: {found.line()}")
+    for group in _alike(failed):
+        if len(group) == 1:
+            lines.append(f"failed: {group[0].line()}")
+        else:  # e.g. every Hub fetch of an offline machine: one line, the first job's cause standing for all
+            labels = ", ".join(o.label.split("[", 1)[-1].rstrip("]") for o in group)
+            folders = sorted({str(Path(o.log).parent) for o in group if o.log})
+            lines.append(f"failed: {group[0].rule} × {len(group)} ({labels}), alike: {group[0].cause}"
+                         + (f" (logs in {', '.join(folders)})" if folders else ""))
     if blocked:
         by_root: dict[str, int] = {}
         for found in blocked:
@@ -199,6 +205,14 @@ def summary_lines(outcomes: Sequence[JobOutcome], left_out: Mapping[str, Mapping
     if outcomes and command:
         lines.append(f"to finish: fix the causes above, then run `{command}` again (only what is missing runs).")
     return lines
+
+
+def _alike(outcomes: Sequence[JobOutcome]) -> list[list[JobOutcome]]:
+    """Failed jobs grouped by rule and kind of error (the cause's exception type), in order of first appearance."""
+    groups: dict[tuple[str, str], list[JobOutcome]] = {}
+    for found in outcomes:
+        groups.setdefault((found.rule, found.cause.split(":", 1)[0]), []).append(found)
+    return list(groups.values())
 
 
 def _grouped(left_out: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
