@@ -104,11 +104,18 @@ def training_kwargs(dataset, checkpoint):
     return {**data_kwargs(dataset), "checkpoint": checkpoint}
 
 
+def jobs_run_here():
+    """Whether the jobs run on this machine: a local executor. A dry run (-n) of a cluster profile validates the run
+    against the cluster's executor, then swaps it for Snakemake's local "dryrun" executor; what stays of the cluster
+    is the threads setting Snakemake derives from the validated executor (snakemake.api, execute_workflow)."""
+    return workflow.local_exec and not (workflow.dryrun and workflow.execution_settings.use_threads)
+
+
 def training_gpus(wildcards):
     """`resources: gpu` of a training rule: 1 (profiles/default pools one, so trainings never share a card), or 0 in
     a local run whose jobs run on the CPU, where that pool would only make them wait for each other. Asked when
     the jobs are made, once the executor is known (isonorm.gpus)."""
-    return job_gpus(config["device"], local=workflow.local_exec)
+    return job_gpus(config["device"], local=jobs_run_here())
 
 
 # --- job sizes (docs/cluster.md, "Job sizes"). Each rule of rules/*.smk names its kind of job and nothing else
@@ -174,7 +181,7 @@ def run_plan():
     """This run's plan (isonorm.plan.RunPlan), made on first use: from the input functions, once Snakemake knows
     whether the jobs run here or on a cluster. ``device: cuda`` without a GPU stops here, before any job."""
     if not _RUN_PLAN:
-        plan = RunPlan.of(config, local=workflow.local_exec, measures_cost=bool(config["shakedown"]))
+        plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=bool(config["shakedown"]))
         plan.check()
         _RUN_PLAN.append(plan)
         if workflow.is_main_process:
