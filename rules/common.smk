@@ -8,6 +8,7 @@
 #   report        register_results() (results and claims), called by each rules/<slug>.smk; run_plan(): what this run
 #                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
+#   end of run    end_of_run(): the summary, and after a failure the report from what exists (rules/report.smk hooks)
 
 import re
 import sys
@@ -229,3 +230,30 @@ def data_results(wc=None):
 def plan_summary():
     """The index's and the terminal's lines on what this run's plan leaves out (isonorm.run_status)."""
     return summary_lines([], {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}, None)
+
+
+# --- the end of every run (rules/report.smk's onsuccess and onerror; isonorm.run_status, isonorm.report.end_of_run) --
+
+
+def end_of_run(success):
+    """What ran, what did not and why, printed at the end of every run; after a failure, first the whole report from
+    what exists (isonorm.report.end_of_run)."""
+    from isonorm.report.end_of_run import report_what_exists
+    from isonorm.run_status import command_line, job_outcomes, missing_causes, summary_lines
+
+    report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
+    planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
+    outcomes = job_outcomes(planned)
+    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}
+    measures_cost = bool(config["shakedown"])  # the shapes preset makes a cost table, no report
+    lines = summary_lines(outcomes, left_out, len(planned), None if measures_cost else f"{REPORT}/index.html",
+                          command_line())
+    if not success and not measures_cost:
+        missing = missing_causes(outcomes)
+        lines += report_what_exists(
+            papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
+            planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
+            not_run=lambda slug: {**left_out_results(slug),
+                                  **{f: why for f, why in missing.items() if f.startswith(f"{RESULTS}/{slug}/")}},
+        )
+    print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)

@@ -5,6 +5,7 @@
 #   scoreboard       <RESULTS>/scoreboard.csv          claims against notebooks/reference/<slug>.yaml, one verdict each
 #   report_index     <REPORT>/index.html, scoreboard.html  verdicts, item grid, provenance; the whole scoreboard
 #                    <REPORT>/_archive/                 the whole site again (hard links), for `snakemake --report`
+#   onsuccess/onerror  the run's summary; after a failure every page, the scoreboard and the index from what exists
 #
 # `snakemake --report report.zip` packs what report() marks. One marked folder holds the whole site (_archive,
 # see isonorm.report.archive): the archive keeps a marked folder's files in its own layout, so the pages' relative
@@ -129,29 +130,8 @@ rule report_index:
         "../scripts/build_index.py"
 
 
-# --- the end of every run (isonorm.run_status, isonorm.report.end_of_run): the report from what exists when a job
-# failed, and on the terminal what ran, what did not and why, and the command that finishes it --------------------
-
-
-def end_of_run(success):
-    from isonorm.report.end_of_run import report_what_exists
-    from isonorm.run_status import command_line, job_outcomes, missing_causes, summary_lines
-
-    report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
-    planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
-    outcomes = job_outcomes(planned)
-    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}
-    lines = summary_lines(outcomes, left_out, len(planned), None if SHAKEDOWN else f"{REPORT}/index.html",
-                          command_line())
-    if not success and not SHAKEDOWN:
-        missing = missing_causes(outcomes)
-        lines += report_what_exists(
-            papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
-            planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
-            not_run=lambda slug: {**left_out_results(slug),
-                                  **{f: why for f, why in missing.items() if f.startswith(f"{RESULTS}/{slug}/")}},
-        )
-    print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)
+# --- the end of every run (rules/common.smk end_of_run): the report from what exists when a job failed, and on the
+# terminal what ran, what did not and why, and the command that finishes it -------------------------------------
 
 
 onsuccess:
