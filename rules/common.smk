@@ -244,11 +244,13 @@ def end_of_run(success):
     report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
     planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
     outcomes = job_outcomes(planned)
-    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}
-    measures_cost = bool(config["shakedown"])  # the shapes preset makes a cost table, no report
-    lines = summary_lines(outcomes, left_out, len(planned), None if measures_cost else f"{REPORT}/index.html",
+    # The report (and the plan's left-out items, which it shows) concerns a run that was to make it: the default
+    # target, a page, the index; never one asked for one results file or fetch, nor the shapes preset's cost table.
+    wants_report = not config["shakedown"] and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
+    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()} if wants_report else {}
+    lines = summary_lines(outcomes, left_out, len(planned), f"{REPORT}/index.html" if wants_report else None,
                           command_line())
-    if not success and not measures_cost:
+    if not success and wants_report:
         missing = missing_causes(outcomes)
         lines += report_what_exists(
             papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,

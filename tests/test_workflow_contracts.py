@@ -74,8 +74,8 @@ def test_wrong_config_fails_at_parse_time_naming_the_key(workflow_dir, tmp_path,
 
 def fetch_offline(workflow_dir, tmp_path, section: str, target: str):
     """Run the fetch rule for ``target`` (under ``tmp_path``) with every download failing at once: a proxy on a
-    closed local port refuses the connection, with or without internet; no retries of ours (huggingface_hub
-    still retries each request itself for about 23 s, docs/data.md "Hub errors")."""
+    closed local port refuses the connection, with or without internet (the Hub's probe goes to that proxy and fails
+    at once, docs/data.md "Offline machines are recognised at once"); no retries of ours."""
     closed = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
               "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf")}
     config = tmp_path / "download.yaml"
@@ -89,6 +89,9 @@ def test_unreachable_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_p
     assert done.returncode != 0
     log = (workflow_dir / "logs" / "data" / "fetch_cifar10.log").read_text()
     assert "presets/quick.yaml" in log and "local" in log
+    # the run ends with its summary, but a run asked for one fetch makes no report (rules/common.smk end_of_run)
+    summary = done.stderr[done.stderr.index("=== end of run ==="):]
+    assert "failed: fetch_data[name=cifar10]: DownloadError" in summary and "report:" not in summary
 
 
 def test_unreachable_checkpoint_download_fails_at_once_naming_the_fixes(workflow_dir, tmp_path):
