@@ -196,7 +196,7 @@ code or data. Column <code>provenance</code> of the scoreboard.</p>
 <body>
 <h1>{PAGE_TITLE}</h1>
 {made_with}
-<nav><a href="#verdicts">verdicts</a> · <a href="#items">items</a> · <a href="#papers">papers</a> ·
+<nav><a href="#verdicts">{"quantities" if smoke else "verdicts"}</a> · <a href="#items">items</a> · <a href="#papers">papers</a> ·
 {rates_link}<a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
 <a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
 <p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
