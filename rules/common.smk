@@ -10,6 +10,7 @@
 #                 rules/report.smk and rules/cost.smk)
 #   end of run    end_of_run(): the summary, and after a failure the report from what exists (rules/report.smk hooks)
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -188,9 +189,8 @@ def run_plan():
         if workflow.is_main_process:
             print(plan.device_line(), file=sys.stderr)
             if config["preset"] == "paper":  # the shapes preset measures the paper's sizes (docs/cost.md)
-                table = Path(output_roots("shapes")["results"], "cost.csv")
                 planned = [str(Path(f).relative_to(RESULTS)) for f in data_results()]
-                print(cost_line(projected_costs(table), planned, str(table)), file=sys.stderr)
+                print(cost_line(shapes_costs(), planned, str(SHAPES_COST_TABLE)), file=sys.stderr)
     return _RUN_PLAN[0]
 
 
@@ -201,10 +201,19 @@ def planned_results(slug):
             for key, files in by_key.items()}
 
 
+SHAPES_COST_TABLE = Path(output_roots("shapes")["results"], "cost.csv")  # what the shapes preset measured (docs/cost.md)
+
+
+@functools.cache
+def shapes_costs():
+    """{results file: (projected hours, device)} of the shapes preset's cost table, read once per process."""
+    return projected_costs(SHAPES_COST_TABLE)
+
+
 def left_out_results(slug):
     """{file: {cause, fix, and where the shapes preset measured it: hours, device}} of every results file of the
     paper that this run's plan leaves out (the report shows them as not run, with their cost)."""
-    plan, costs = run_plan(), projected_costs(Path(output_roots("shapes")["results"], "cost.csv"))
+    plan, costs = run_plan(), shapes_costs()
     left = {}
     for need, by_key in REGISTERED[slug].items():
         if plan.left_out(need) is not None:

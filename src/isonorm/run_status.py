@@ -76,8 +76,11 @@ class JobOutcome:
     state: str
     cause: str
     log: str | None = None
-    blocked_by: str | None = None
-    missing_inputs: list[str] = field(default_factory=list)
+    root: "JobOutcome | None" = field(default=None, repr=False)  # a blocked job's first failed (or stopped) input
+
+    @property
+    def blocked_by(self) -> str | None:
+        return None if self.root is None else self.root.label
 
     def line(self) -> str:
         where = f" (log: {self.log})" if self.log and self.state != BLOCKED else ""
@@ -112,30 +115,19 @@ def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
             root = next((r for r in roots if r is not None and r.state == FAILED), None) or next(
                 (r for r in roots if r is not None), None)
             if root is not None:
-                first = root if root.state == FAILED else _first_failed(root, outcomes)
+                first = root.root or root  # a blocked input names the failure at its own root
                 found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), BLOCKED,
                                    f"needs {first.label}, which {first.state}: {first.cause}"
-                                   + (f" (log: {first.log})" if first.log else ""),
-                                   log, blocked_by=first.label, missing_inputs=missing)
+                                   + (f" (log: {first.log})" if first.log else ""), log, root=first)
             else:
                 found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), NOT_STARTED,
                                    "the run stopped before it finished, or it died without a record"
-                                   + (f"; see {log}" if log else ""), log, missing_inputs=missing)
+                                   + (f"; see {log}" if log else ""), log)
         outcomes[id(job)] = found
         return found
 
     results = [outcome(job) for job in jobs]
     return [r for r in results if r is not None]
-
-
-def _first_failed(outcome: JobOutcome, outcomes: Mapping[int, JobOutcome]) -> JobOutcome:
-    """The failed job at the root of a blocked one (its ``blocked_by``), or the outcome itself."""
-    by_label = {o.label: o for o in outcomes.values()}
-    seen = set()
-    while outcome.blocked_by and outcome.blocked_by in by_label and outcome.label not in seen:
-        seen.add(outcome.label)
-        outcome = by_label[outcome.blocked_by]
-    return outcome
 
 
 RERUN = "Fix the cause, then run the same command again: only what is missing runs"

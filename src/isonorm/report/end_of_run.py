@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..atomic import write_text_atomically
+from ..run_status import one_line
 from .markup import escape, style_block
 from . import stages
 
@@ -63,28 +64,27 @@ def report_what_exists(
     problems: list[str] = []
     claims_files = []
     for slug in papers:
-        present = _complete(planned(slug))
+        results = planned(slug)
+        present = _complete(results)
         claims_file = results_root / slug / "claims.parquet"
         page = report_root / f"{slug}.html"
-        every_file = [f for files in planned(slug).values() for f in files]
-        try:
-            if not _up_to_date(claims_file, every_file) or len(present) < len(planned(slug)):
-                stages.paper_claims(slug, claims[slug], present, config, claims_file)
+        try:  # seconds: measured again whatever exists, as the paper_claims job would
+            stages.paper_claims(slug, claims[slug], present, config, claims_file)
             claims_files.append(claims_file)
         except Exception as err:  # noqa: BLE001 - reported in the summary and on the page; the other papers go on
             log.exception("claims of %s from the results that exist", slug)
-            problems.append(f"claims of {slug} could not be measured: {type(err).__name__}: {err}")
+            problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
         notebook_log = logs_root / slug / "notebook.log"
-        if len(present) == len(planned(slug)) and _up_to_date(page, [*every_file, str(claims_file)]):
-            continue  # the paper_notebook job of this run made it
+        every_file = [f for files in results.values() for f in files]
+        if len(present) == len(results) and _up_to_date(page, every_file):
+            continue  # every result is there and the paper_notebook job of this run rendered the page from them
         try:
             stages.paper_page(slug, Path("notebooks") / f"{slug}.py", results_root / slug, page,
                               results_root / slug / "notebook.ipynb", config, not_run(slug), notebook_log)
         except Exception as err:  # noqa: BLE001 - as above
             log.exception("page of %s from the results that exist", slug)
-            cause = f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
-            _failed_page(page, slug, cause, str(notebook_log))
-            problems.append(f"page of {slug} could not be rendered: {cause} (log: {notebook_log})")
+            _failed_page(page, slug, one_line(err), str(notebook_log))
+            problems.append(f"page of {slug} could not be rendered: {one_line(err)} (log: {notebook_log})")
     board = results_root / "scoreboard.csv"
     references = [Path("notebooks/reference") / f"{slug}.yaml" for slug in papers]
     stages.scoreboard(references, [f for f in claims_files if f.is_file()], config["preset"], board)
