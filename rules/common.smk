@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from isonorm.gpus import job_gpus
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
@@ -114,10 +113,10 @@ def jobs_run_here():
 
 
 def training_gpus(wildcards):
-    """`resources: gpu` of a training rule: 1 (profiles/default pools one, so trainings never share a card), or 0 in
-    a local run whose jobs run on the CPU, where that pool would only make them wait for each other. Asked when
-    the jobs are made, once the executor is known (isonorm.gpus)."""
-    return job_gpus(config["device"], local=jobs_run_here())
+    """`resources: gpu` of a training rule (isonorm.plan.RunPlan.gpus_per_training). Asked when each training job is
+    made, once the executor is known: so every run with a training in it, one asked for a single results file
+    included, meets the plan's device check before any job starts."""
+    return run_plan().gpus_per_training
 
 
 # --- job sizes (docs/cluster.md, "Job sizes"). Each rule of rules/*.smk names its kind of job and nothing else

@@ -1,24 +1,30 @@
-"""The GPUs a training job holds (isonorm.gpus): one, except in a local run whose jobs run on the CPU."""
+"""The GPUs a training job holds (isonorm.plan.RunPlan.gpus_per_training): one, except in a local run whose jobs
+run on the CPU; and what isonorm.gpus sees of this machine's GPU."""
 
 from __future__ import annotations
 
 import pytest
 
 from isonorm import gpus
+from isonorm.plan import RunPlan
+
+
+def gpus_per_training(device: str, local: bool) -> int:
+    return RunPlan.of({"device": device, "compute": "all"}, local=local).gpus_per_training
 
 
 def test_a_cluster_job_always_asks_for_one_gpu():
     # the submitting host is not where the job runs: what it has says nothing
-    assert gpus.job_gpus("auto", local=False) == gpus.job_gpus("cpu", local=False) == 1
+    assert gpus_per_training("auto", local=False) == gpus_per_training("cpu", local=False) == 1
 
 
 def test_a_local_job_holds_a_gpu_only_if_it_will_use_one(monkeypatch):
-    assert gpus.job_gpus("cpu", local=True) == 0
-    assert gpus.job_gpus("cuda", local=True) == 1
+    assert gpus_per_training("cpu", local=True) == 0
+    assert gpus_per_training("cuda", local=True) == 1
     monkeypatch.setattr(gpus, "gpu_visible", lambda: True)
-    assert gpus.job_gpus("auto", local=True) == 1
+    assert gpus_per_training("auto", local=True) == 1
     monkeypatch.setattr(gpus, "gpu_visible", lambda: False)
-    assert gpus.job_gpus("auto", local=True) == 0
+    assert gpus_per_training("auto", local=True) == 0
 
 
 @pytest.mark.parametrize("hidden", ["", "-1"])

@@ -1,9 +1,6 @@
-"""How many GPUs a training job holds, decided while the workflow is parsed (so without importing torch).
-
-Training rules declare ``resources: gpu=training_gpus`` (rules/common.smk), and profiles/default pools ``gpu=1``, so that
-two trainings never share a card. A local run on a machine where the jobs will not use a GPU has no card to
-share: there its jobs hold none, and ``--cores`` alone bounds how many run at once (docs/configuration.md,
-"GPUs"). A cluster run always asks for one: the submitting host is not where the job runs.
+"""What GPU this machine has, asked without importing torch or starting CUDA: the run plan (isonorm.plan) decides
+from it whether a local run trains and how many GPUs a training job holds (docs/configuration.md, "GPUs"); the
+device guard (isonorm.runtime) names the driver and CUDA versions when torch cannot use the GPU.
 """
 
 from __future__ import annotations
@@ -51,11 +48,3 @@ def driver_cuda_version() -> str | None:
     except (OSError, AttributeError):
         return None
     return f"{version.value // 1000}.{version.value % 1000 // 10}"
-
-
-def job_gpus(device: str, local: bool) -> int:
-    """GPUs held by one training job: 1, except in a local run whose jobs will run on the CPU (``device: cpu``, or
-    ``auto`` on a machine without a GPU)."""
-    if not local:
-        return 1
-    return int(device != "cpu" and (device != "auto" or gpu_visible()))

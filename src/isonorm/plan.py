@@ -79,6 +79,16 @@ class RunPlan:
         """Whether this run trains networks (``compute: all``, and a GPU, or ``device: cpu``, or a cluster)."""
         return self.left_out(TRAINS) is None
 
+    @property
+    def gpus_per_training(self) -> int:
+        """`resources: gpu` of one training job: 1 (profiles/default pools one, so two trainings never share a
+        card), except in a local run whose jobs run on the CPU (``device: cpu``, or ``auto`` without a GPU), where
+        that pool would only make them wait for each other. A cluster job always asks for one: the submitting
+        host is not where it runs."""
+        if not self.local:
+            return 1
+        return int(self.device != "cpu" and (self.device != "auto" or self.gpu_here))
+
     def left_out(self, need: str) -> LeftOut | None:
         """Why files of ``need`` are not computed by this run, or None when they are."""
         if need not in NEEDS:
