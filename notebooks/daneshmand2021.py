@@ -33,7 +33,7 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import daneshmand2021 as p
 from isonorm.report.pages.daneshmand2021 import BN_RED, VANILLA_BLUE
 
-cfg, render, load = open_paper("daneshmand2021", run, style=dict(style="whitegrid", context="paper"))
+cfg, render, load = open_paper("daneshmand2021", run)
 
 # %% [markdown]
 # ## Figure 1 — |cos| of two samples across layers, BN vs vanilla

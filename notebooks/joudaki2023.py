@@ -31,7 +31,7 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages.joudaki2023 import listed, strength_table
 
 # The originals' look (D.0 (A) "Plot helpers"): whitegrid, context "paper", font scale 1.5.
-cfg, render, load = open_paper("joudaki2023", run, style=dict(style="whitegrid", context="paper", font_scale=1.5))
+cfg, render, load = open_paper("joudaki2023", run)
 
 # %% [markdown]
 # ## Figure 1 — the geometric reading of isometry

@@ -36,7 +36,7 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import lu2024 as l24
 
 # The paper's style is unknown (decision A15); seaborn's plain white style, colour maps per figure.
-cfg, render, load = open_paper("lu2024", run, style=dict(style="white", context="paper"))
+cfg, render, load = open_paper("lu2024", run)
 
 # %% [markdown]
 # ## Trained networks (Tables 1–4, App. Tables 1–4, Figs. 1–2)

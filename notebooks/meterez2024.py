@@ -32,7 +32,7 @@ from isonorm.metrics.gradients import EXPLOSION_RATE_GAP
 from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import meterez2024 as pm
 
-cfg, render, load = open_paper("meterez2024", run, style=pm.STYLE)
+cfg, render, load = open_paper("meterez2024", run)
 
 # %% [markdown]
 # ## At initialisation: Figures 1, 2, 3, 5, G5, G6, E1, E2 and Table D1
@@ -57,8 +57,7 @@ if df is not None:
     ax, curves, palette = axes[0, 0], m24s.fig1_curves(df), sns.color_palette("tab10")
     for i, width in enumerate(sorted(df.width.unique())):
         emp = df[(df.width == width) & (df.source == "empirical")].dropna(subset=["value"])
-        with sns.axes_style("darkgrid", pm.INIT_STYLE):
-            sns.lineplot(data=emp, x="layer", y="value", color=palette[i], label=str(width), ax=ax, **CI)
+        sns.lineplot(data=emp, x="layer", y="value", color=palette[i], label=str(width), ax=ax, **CI)
         th = curves[(curves.width == width) & (curves.source == "theory")]
         ax.plot(th.layer, th["mean"], ls="--", color=palette[i], label=f"{width} (theory)")
     ax.set(yscale="log", xlabel=r"$\ell$", ylabel=r"$\phi(X_\ell)$")

@@ -101,6 +101,8 @@ def test_bad_site_reports_each_problem(good_site):
         page.read_text()
         .replace('id="lu2024-table5"', 'id="lu2024-table5-renamed"')  # missing id; its tile's link is dead
         .replace('href="index.html#scoreboard"', 'href="index.html#nowhere"')  # dead fragment
+        .replace('<span class="caption">a line</span>', f'<span class="caption">{"a method in the caption " * 40}'
+                 '</span>')  # about 6 lines at 1280 px
         .replace("</body>", '<a href="missing.html">gone</a><img src="lu2024/absent.png">'  # dead files
                  '<a href="../scoreboard.csv">csv</a></body>')  # exists, but not where the report is published
     )
@@ -112,6 +114,8 @@ def test_bad_site_reports_each_problem(good_site):
         "lu2024.html: broken image 'lu2024/lu2024-fig2.png' (did not load)",
         "lu2024.html: broken image 'lu2024/absent.png' (did not load)",
         "lu2024.html: missing id 'lu2024-table5'",
+        "lu2024.html: the caption of 'lu2024-fig2' runs to 6 lines (at most 4: what is drawn and the settings; the "
+        "method goes to `method=`, folded under it)",
         "lu2024.html: dead link 'index.html#nowhere' (no id 'nowhere' in index.html)",
         f"lu2024.html: dead link 'missing.html' (no file {report.resolve() / 'missing.html'})",
         "lu2024.html: link '../scoreboard.csv' leaves the report directory",

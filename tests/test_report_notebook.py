@@ -17,6 +17,7 @@ import yaml
 
 import isonorm.report.notebook as notebook
 from isonorm.report.claims import write_claims
+from isonorm.report.figure_style import THEME
 from isonorm.report.markup import escape
 from isonorm.report.notebook import FIGURE_FORMATS, ItemRenderer
 
@@ -154,8 +155,8 @@ def test_open_paper_reads_the_parameters_sets_the_style_and_loads_results(tmp_pa
 
     run = {"results_dir": str(results), "report_dir": str(tmp_path / "report"), "preset": "quick",
            "config": {"fig2": {"layer": "linearH.0"}}}
-    page = notebook.open_paper("lu2024", run, style={"style": "white"})
-    assert page.cfg == {"fig2": {"layer": "linearH.0"}} and applied == {"style": "white"}
+    page = notebook.open_paper("lu2024", run)
+    assert page.cfg == {"fig2": {"layer": "linearH.0"}} and applied == THEME  # one style for every paper
     assert list(page.load("fig2/*.parquet").x) == [1.0, 2.0]
     assert page.load("table5/*.parquet") is None  # not run in this configuration
     scored = page.render.scored  # the paper's reference values against this run's claims
@@ -278,7 +279,7 @@ def test_a_value_the_figure_cannot_place_is_named_in_the_caption_not_drawn(tmp_p
     assert markers(fig) == []
     html = renderer.rendered["lu2024-fig2"]
     assert 'data-paper-points="0"' in html
-    note = html.split('<span class="paper-points-note">', 1)[1].split("</span>", 1)[0]
+    note = html.split('<p class="paper-points-note">', 1)[1].split("</p>", 1)[0]
     assert "not drawn: this run (paper preset) has" in note
     for fragment in fragments:
         assert escape(fragment) in note, note
@@ -304,7 +305,7 @@ def test_other_presets_leave_out_what_their_smaller_runs_do_not_draw(tmp_path, s
     assert len(markers(fig)) == 1
     html = renderer.rendered["lu2024-fig2"]
     assert 'data-paper-points="1"' in html
-    note = html.split('<span class="paper-points-note">', 1)[1].split("</span>", 1)[0]
+    note = html.split('<p class="paper-points-note">', 1)[1].split("</p>", 1)[0]
     assert "2 of the paper" in note and "3 plotted values are not drawn: this run (quick preset) has" in note
     assert "has no curve d=512 (it has ReLU, β = 1.27 / tanh); no data at the x of 1 value." in note
 
@@ -319,14 +320,27 @@ def test_caption_says_why_no_read_off_is_drawn(tmp_path, shown):
     renderer.figure(tiny_figure(), "lu2024-fig4", "c", paper_points="a heat map cannot carry them")
     generic = renderer.rendered["lu2024-fig2"]
     assert 'data-paper-points="0"' in generic
-    assert re.search(r'<span class="paper-points-note">The paper.{1,6}s read-off values are in the table below; '
+    assert re.search(r'<p class="paper-points-note">The paper.{1,6}s read-off values are in the table below; '
                      r"none of them is a single point", generic)
     assert "paper-points-note" not in renderer.rendered["lu2024-fig3"]  # no read-off, nothing to explain
     reason = renderer.rendered["lu2024-fig4"]
     assert 'data-paper-points="0"' in reason and "in the table below: a heat map cannot carry them." in reason
-    # The note sits in the caption, before the reference table.
-    assert reason.index("<figcaption>") < reason.index("paper-points-note") < reason.index("Reported vs reproduced")
+    # The note is folded under the caption, before the reference table.
+    assert (reason.index("<figcaption>") < reason.index('<details class="method">') < reason.index("paper-points-note")
+            < reason.index("Reported vs reproduced"))
 
+
+def test_the_caption_shows_what_is_drawn_and_folds_the_method_and_deviations(tmp_path, shown):
+    renderer = renderer_with(tmp_path, [])
+    renderer.figure(tiny_figure(), "lu2024-fig2", "Gap vs depth, d = 8.", deviations=["float32", "no legend"],
+                    method="Each point is the mean over runs.")
+    html = renderer.rendered["lu2024-fig2"]
+    assert '<span class="caption">Gap vs depth, d = 8.</span>' in html
+    folded = html.split('<details class="method">', 1)[1].split("</details>", 1)[0]
+    assert "<summary>Method and deviations</summary>" in folded
+    assert "Each point is the mean over runs." in folded and "Deviations: float32; no legend" in folded
+    renderer.table(pd.DataFrame({"x": [1.0]}), "lu2024-table5", "A table.")
+    assert "<details" not in renderer.rendered["lu2024-table5"]  # nothing to fold
 
 def test_a_reason_not_to_draw_contradicts_plot_entries(tmp_path, shown):
     renderer = renderer_with(tmp_path, [reference_entry("offset", 0.5, {"x": 1})])

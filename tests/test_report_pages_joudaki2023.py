@@ -62,7 +62,7 @@ def test_the_grid_note_reads_every_setting_from_the_results():
 def test_the_line_graph_draws_one_curve_per_hue_level_in_order():
     rows = pd.concat([_grid(centering="mf"), _grid(centering="layer")], ignore_index=True)
     g = page.line_graph(rows, "centering", ["mf", "layer"], page.LABELS["centering"])
-    assert [t.get_text() for t in g.legend.get_texts()] == ["MF: x ← LN(a − c0)", "layer: x ← LN(a − ā)"]
+    assert [t.get_text() for t in g.figure.legends[0].get_texts()] == ["MF: x ← LN(a − c0)", "layer: x ← LN(a − ā)"]
     assert g.axes.flat[0].get_yscale() == "log"
     plt.close(g.figure)
 

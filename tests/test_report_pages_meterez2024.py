@@ -30,10 +30,6 @@ def test_the_paper_epochs_are_config_yamls_default():
     assert pm.epoch_deviations(pm.PAPER_EPOCHS - 1)
 
 
-def test_the_page_style_contains_the_at_init_style():
-    assert pm.STYLE["rc"].items() >= pm.INIT_STYLE.items()
-
-
 def test_model_text_describes_each_configured_normalisation():
     cfg = copy.deepcopy(DEFAULTS)
     assert pm.model_text(cfg["fig1"]["model"]) == (

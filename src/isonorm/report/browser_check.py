@@ -19,6 +19,7 @@ from typing import Iterator, Mapping, Sequence
 from .browser_pages import (
     INDEX, SCOREBOARD, check_index, check_scoreboard_filter, count_paper_points, link_problem, local_target,
 )
+from .markup import CAPTION_LINES
 from .verdict_figure import FIGURE_ID
 
 # Debian's packages put them here; `shutil.which` is the fallback for other layouts.
@@ -75,6 +76,8 @@ return {
     const svg = figure.querySelector('svg'), box = (svg || figure).getBoundingClientRect();
     return {svg: svg !== null, width: box.width, height: box.height};
   })(),
+  captionLines: Array.from(document.querySelectorAll('figure.item figcaption > span.caption'))
+                  .map(c => [c.closest('figure').id, c.getClientRects().length]),
   paperPoints: Array.from(document.querySelectorAll('figure.item[data-paper-points]'))
                  .map(f => [f.id, f.getAttribute('data-paper-points')]),
 };
@@ -179,6 +182,9 @@ def _check_page(reader: _PageReader, report_dir: Path, name: str, expected: Sequ
         if target is not None and not target[0].resolve().is_relative_to(report_dir):
             problems.append(f"{name}: image {src!r} lies outside the report directory")
     problems += [f"{name}: missing id {item!r}" for item in expected if item not in found["ids"]]
+    problems += [f"{name}: the caption of {item!r} runs to {lines} lines (at most {CAPTION_LINES}: what is drawn and "
+                 "the settings; the method goes to `method=`, folded under it)"
+                 for item, lines in found["captionLines"] if lines > CAPTION_LINES]
     tile_links: set[str] = set()  # checked by check_index, with the tile's item in the message
     if name == INDEX:
         problems += check_index(reader, report_dir, found)
@@ -217,7 +223,8 @@ def check_report(report_dir: str | Path, expected_ids: Mapping[str, Sequence[str
     other page is a paper page: its ``<figure class="item" data-paper-points="N">`` with N > 0 are counted
     (``ReportCheck.paper_points``) and, with ``expect_paper_points``, it is a problem when no figure of
     any of them drew the paper's values. Every page is read in a ``WINDOW``-sized window (1280 x 1080 px), where
-    a page that scrolls sideways is a problem naming the elements that reach past the window; with
+    a page that scrolls sideways is a problem naming the elements that reach past the window, and so is an item
+    caption longer than ``CAPTION_LINES`` lines there; with
     ``screenshots``, the first screen of each page is saved there as ``<page>.png``. Raises BrowserUnavailable
     (with the install command) when Chromium, chromedriver or Selenium is missing.
     """

@@ -29,6 +29,10 @@ VERDICT_EDGES = {
     "computed": "#4a7fa8", "not-produced": "#a0a0a0",
 }
 
+# An item's caption says what is drawn and with which settings: at most this many lines in the browser check's
+# window (isonorm.report.browser_check); how it was computed goes to the renderer's ``method``, folded under it.
+CAPTION_LINES = 4
+
 # For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.
 PAGE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 75em; padding: 0 1em; line-height: 1.4; }
@@ -73,7 +77,8 @@ table.data th { background: #f4f4f4; }
 table.data td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.reference td:nth-child(2) { min-width: 16em; }
 table.reference td:last-child { white-space: nowrap; }
-details.notes summary { cursor: pointer; color: #444; font-size: 0.9em; }
+details.notes summary, details.method summary { cursor: pointer; color: #444; font-size: 0.9em; }
+details.method p { margin: 0.3em 0; font-size: 0.9em; }
 details.notes table.data td { min-width: 6em; }
 figure.item { margin: 1.5em 0; padding: 0.5em; border-top: 1px solid #ddd; }
 figure.item img { width: 100%; max-width: 56em; height: auto; }

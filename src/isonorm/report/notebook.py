@@ -9,7 +9,9 @@ on the figure) is drawn on it as a "paper" marker beside this run's curves (:mod
 ``<figure>`` element says how many with ``data-paper-points="N"`` (architecture §7); the caption names the ones
 the figure could not carry. Below the caption, the item's reference values in a compact table (the paper's value,
 this run's with its spread, the verdict), their notes folded under it (``markup.reference_table``): a caption says
-what is drawn and with which settings, never a scored row's note.
+what is drawn and with which settings, in a few lines, never a scored row's note; the method, the deviations from
+the paper and the code that computed the results are folded between the two. Every figure is drawn in the report's
+one style and laid out at the page column's width (:mod:`.figure_style`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from matplotlib.figure import Figure
 from ..results import read_all_results, read_metadata  # noqa: E402
 from ..run_status import absence_text  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
+from .figure_style import THEME, fit_to_column  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
-from .markup import escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
+from .markup import CAPTION_LINES, escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
 from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
 from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402
@@ -107,19 +110,22 @@ class ItemRenderer:
         sources = list(dict.fromkeys([*self.sources.get(item, []), *cell]))
         if not sources:
             return ""
-        return f' <span class="computed-by">Computed by {escape(", ".join(sources))}.</span>'
+        return f'<p class="computed-by">Computed by {escape(", ".join(sources))}.</p>'
 
     def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None,
-               paper_points: str | None = None) -> None:
+               paper_points: str | None = None, method: str | None = None) -> None:
         """Save ``fig`` as ``<item>.png/.pdf/.svg`` and show it with caption and reported-vs-reproduced table.
 
-        First the item's references with a ``plot`` key are drawn on ``fig`` as "paper" markers (module
-        docstring). ``paper_points``: why this figure cannot carry the paper's values (e.g. "a heat map cannot
-        carry them"); nothing is drawn and the caption says so.
+        ``caption``: what is drawn and the settings this run used, in a few lines (``markup.CAPTION_LINES``);
+        ``method``: how it was computed and what a careful reader needs besides, folded under the caption with the
+        ``deviations`` from the paper. First the item's references with a ``plot`` key are drawn on ``fig`` as
+        "paper" markers (module docstring). ``paper_points``: why this figure cannot carry the paper's values (e.g.
+        "a heat map cannot carry them"); nothing is drawn and the folded part says so.
         """
         self._claim_id(item)
         drawn, note = self._paper_points(fig, item, paper_points)
         self.item_dir.mkdir(parents=True, exist_ok=True)
+        fit_to_column(fig)  # every figure at the page column's width, its text at the theme's size there
         # The tight box, measured once at the saved dpi: bbox_inches="tight" would draw the figure twice per format.
         # PDF and SVG share the PNG's box (their own text metrics move it by up to ~3 pt, inside the 0.1 in pad).
         fig.set_dpi(FIGURE_DPI)
@@ -131,7 +137,7 @@ class ItemRenderer:
         plt.close(fig)
         links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in FIGURE_FORMATS[1:])
         body = f'<img src="{self.slug}/{item}.png" alt="{escape(caption)}">'
-        self._show(item, body, caption, deviations, links, paper_points=drawn, note=note)
+        self._show(item, body, caption, deviations, links, paper_points=drawn, note=note, method=method)
 
     def _paper_points(self, fig: Figure, item: str, reason: str | None) -> tuple[int, str]:
         """Draw the item's ``plot`` references on ``fig``: (points drawn, caption note or "")."""
@@ -169,8 +175,9 @@ class ItemRenderer:
         deviations: str | Iterable[str] | None = None,
         index: bool = False,
         float_format: str = ".4g",
+        method: str | None = None,
     ) -> None:
-        """Save ``frame`` as ``<item>.csv/.md/.tex`` and show it like a figure.
+        """Save ``frame`` as ``<item>.csv/.md/.tex`` and show it like a figure (``caption`` and ``method`` as there).
 
         The CSV keeps full precision (it is for machines); Markdown, LaTeX and HTML use ``float_format``.
         """
@@ -185,7 +192,7 @@ class ItemRenderer:
             )
         )
         links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in ("csv", "md", "tex"))
-        self._show(item, frame_table(frame, float_format, index), caption, deviations, links)
+        self._show(item, frame_table(frame, float_format, index), caption, deviations, links, method=method)
 
     def not_reproducible(self, item: str, reason: str) -> None:
         """Mark an item the project cannot reproduce, saying why (its references stay ``not-run``)."""
@@ -233,17 +240,23 @@ class ItemRenderer:
         return reference_table(self.scored[self.scored["item"] == item])
 
     def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str,
-              paper_points: int | None = None, note: str = "") -> None:
+              paper_points: int | None = None, note: str = "", method: str | None = None) -> None:
         if isinstance(deviations, str):
             deviations = [deviations]
         deviation_text = "; ".join(deviations or [])
+        # Visible: what is drawn, with this run's settings. Folded: how, what differs from the paper, the code.
+        folded = [f'<p class="method">{escape(method)}</p>' if method else "",
+                  f'<p class="deviations">Deviations: {escape(deviation_text)}</p>' if deviation_text else "",
+                  f'<p class="paper-points-note">{escape(note)}</p>' if note else "",
+                  self._computed_by(item)]
+        heading = " and ".join(part for part, there in (("Method", method), ("deviations", deviation_text)) if there)
+        details = (f'<details class="method"><summary>{heading.capitalize() or "Sources"}</summary>'
+                   f'{"".join(folded)}</details>') if any(folded) else ""
         # The reference table sits inside the figcaption: HTML allows figcaption only first or last.
         caption_html = (
-            f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} {escape(caption)}'
-            + (f' <span class="deviations">Deviations: {escape(deviation_text)}</span>' if deviation_text else "")
-            + (f' <span class="paper-points-note">{escape(note)}</span>' if note else "")
-            + self._computed_by(item)
-            + f' <span class="downloads">{links}</span>{self._reference_rows(item)}</figcaption>'
+            f'<figcaption><span class="item-id">{item}</span>{preset_badge(self.preset)} '
+            f'<span class="caption">{escape(caption)}</span>'
+            f' <span class="downloads">{links}</span>{details}{self._reference_rows(item)}</figcaption>'
         )
         # A figure says how many of the paper's values it draws (the browser check counts them).
         points = "" if paper_points is None else f' data-paper-points="{int(paper_points)}"'
@@ -305,15 +318,14 @@ class PaperPage:
         return read_all_results(files)
 
 
-def open_paper(slug: str, run: dict[str, Any], *, style: dict[str, Any]) -> PaperPage:
+def open_paper(slug: str, run: dict[str, Any]) -> PaperPage:
     """The first cell of every paper notebook: read the run the notebook rule passes (papermill's one parameter
-    ``run``: ``results_dir``, ``report_dir``, ``preset`` and the paper's ``config`` section), set the paper's plot
-    ``style`` (keyword arguments of ``seaborn.set_theme``, chosen to look like the paper's figures) and open its
-    page.
+    ``run``: ``results_dir``, ``report_dir``, ``preset`` and the paper's ``config`` section), set the report's one
+    figure style (``figure_style.THEME``) and open its page.
 
     The reported values are read from ``notebooks/reference/<slug>.yaml`` and this run's measured quantities
     from ``<results_dir>/claims.parquet`` (architecture §3), as the notebook rule declares them."""
-    sns.set_theme(**style)
+    sns.set_theme(**THEME)
     results = Path(run["results_dir"])
     render = ItemRenderer(slug, run["report_dir"], REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet",
                           run["preset"])

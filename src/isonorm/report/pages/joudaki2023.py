@@ -138,12 +138,12 @@ def line_graph(rows, hue, hue_order, labels=None, col="activation", col_order=No
     g.set(yscale="log")
     g.set_axis_labels("ℓ", "−log I(G^ℓ)")
     g.set_titles(col_template=col_titles or "{col_name}")
-    if ncol is None:  # one row below the panels
-        g.add_legend(title=legend_title, loc="lower center", bbox_to_anchor=(0.5, -0.12), ncol=len(order))
-    else:  # rows of ``ncol`` below the panels, the figure's width unchanged (a reading beside the default, D19)
-        g.tight_layout()
-        g.figure.legend([g._legend_data[label] for label in order], order, title=legend_title or None,
-                        loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol, frameon=False)
+    # Below the panels, anchored at the figure's bottom edge, so that the report's layout of the figure keeps it
+    # clear of the axes (isonorm.report.figure_style.fit_to_column): one row, or rows of ``ncol`` (a reading
+    # beside the default, D19).
+    g.tight_layout()
+    g.figure.legend([g._legend_data[label] for label in order], order, title=legend_title or None,
+                    loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol or len(order), frameon=False)
     return g
 
 

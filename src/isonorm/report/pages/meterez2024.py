@@ -1,5 +1,4 @@
-"""Helpers of ``notebooks/meterez2024.py`` that several of its items share: the page's plot style (C.0 "Plot
-style" of docs/decisions/meterez2024.md), the depth plots of the at-init items, the accuracy and per-layer panels
+"""Helpers of ``notebooks/meterez2024.py`` that several of its items share: the depth plots of the at-init items, the accuracy and per-layer panels
 of the training grid, and the caption parts that describe a network, its inputs and its runs.
 
 Every setting a caption names is read from ``cfg``, the run's ``meterez2024:`` section of config.yaml, or from the
@@ -26,14 +25,6 @@ from ..notebook import CI, NOT_RUN, ItemRenderer
 
 Config = Mapping[str, Any]
 
-# The originals' look (C.0 "Plot style"): darkgrid with dotted grid lines, black axes edges, ticks on all four
-# sides pointing in, tab10, context "paper"; mathtext instead of usetex (decision C14). INIT_STYLE is the part
-# the at-init figures set again around each seaborn call.
-INIT_STYLE = {"grid.linestyle": ":", "axes.edgecolor": "black", "xtick.direction": "in", "ytick.direction": "in",
-              "xtick.top": True, "ytick.right": True}
-STYLE = dict(style="darkgrid", context="paper", palette="tab10", rc={
-    **INIT_STYLE, "xtick.bottom": True, "ytick.left": True, "font.family": "serif", "figure.dpi": 200,
-})
 GRAD_LABEL = r"$\log\|\nabla_{W_1}\mathcal{L}\|_F$"  # C.0 "Axis label"; mathtext, not LaTeX (C14)
 CI_LEVEL = CI["errorbar"].keywords["level"]  # the level of every band (isonorm.report.notebook.CI)
 # The paper trains every network for 10³ epochs (C-Fig4, decision C5); a run with fewer says so.
@@ -164,9 +155,9 @@ def epoch_deviations(last_epoch: int) -> list[str]:
 
 
 def sns_fig(width: float, height: float = 2.0, ncols: int = 1) -> tuple[Figure, Any]:
-    """A row of ``ncols`` at-init panels (C.0: 4 × 2 in for one panel, 6.5 × 2 in for two)."""
-    with sns.axes_style("darkgrid", INIT_STYLE):
-        return plt.subplots(1, ncols, figsize=(width, height), dpi=200, squeeze=False)
+    """A row of ``ncols`` at-init panels, in the originals' proportions (C.0: 4 × 2 in for one panel, 6.5 × 2 in
+    for two)."""
+    return plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
 
 
 def legend_right(ax: Axes, title: str | None, top: bool = False) -> None:
@@ -177,9 +168,8 @@ def legend_right(ax: Axes, title: str | None, top: bool = False) -> None:
 
 def ci_lines(ax: Axes, data: pd.DataFrame, x: str, hue: str, **kwargs: Any) -> None:
     """Mean ± CI over runs of ``value`` against ``x``, one line per ``hue`` value, marker '.'."""
-    with sns.axes_style("darkgrid", INIT_STYLE):
-        sns.lineplot(data=data.dropna(subset=["value"]), x=x, y="value", hue=hue, marker=".", palette="tab10",
-                     ax=ax, **kwargs, **CI)
+    sns.lineplot(data=data.dropna(subset=["value"]), x=x, y="value", hue=hue, marker=".", palette="tab10", ax=ax,
+                 **kwargs, **CI)
 
 
 def depth_plot(ax: Axes, frame: pd.DataFrame, hue: str, order: Sequence[Any] | None = None,

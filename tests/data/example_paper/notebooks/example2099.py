@@ -24,7 +24,7 @@ import seaborn as sns
 
 from isonorm.report.notebook import CI, open_paper
 
-cfg, render, load = open_paper("example2099", run, style=dict(style="whitegrid", context="paper"))
+cfg, render, load = open_paper("example2099", run)
 
 # %% [markdown]
 # ## Figure 1 — PII of a random matrix vs width
