@@ -106,12 +106,12 @@ if df is not None:
     render.figure(
         fig, "daneshmand2021-fig3",
         f"Black: A1({f3['threshold']}·α0, {f3['layers']}) failed in at least one of {df.run.nunique()} runs; "
-        "white: held in all. α0 = σ_min(H0). Blue: the paper's curve. Left, the default: n is the simulated batch "
-        "size, as the paper's caption says; the boundary grows like the curve but lies above it, the more so the "
-        f"smaller n. Right: the same chains, the column labelled n showing batch size n − {offset}, the reading "
-        "that puts the boundary just under the paper's curve; it is not the default because nothing in the paper "
-        "supports the offset (decision B15)."
+        "white: held in all; α0 = σ_min(H0). Blue: the paper's curve. Left (default): n is the simulated batch "
+        f"size; right: the same chains, the column labelled n showing batch size n − {offset} (decision B15)."
         + (f" Grey: n − {offset} < 1, nothing to show ({', '.join(map(str, empty))})." if empty else ""),
+        method="The left panel reads n as the paper's caption does, the simulated batch size. The right panel is "
+               "an offset reading of the batch axis, drawn to set the boundary beside the paper's curve; it is not "
+               "the default because nothing in the paper supports the offset (decision B15).",
         deviations=["Decision B3: the paper gives no code; H0 is Gaussian scaled to unit Frobenius norm before "
                     f"α0 is taken; grid n × d as configured; sampler: {f3['sampler']} (exact in distribution, "
                     "decision B14). Where d < n no representation has full rank and A1 fails.",

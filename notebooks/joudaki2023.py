@@ -128,15 +128,16 @@ if df is not None:
 # post-normalization rows of every run, and ℓ = 0 is the input (decision D4). The curves below keep that
 # ("faithful"); a table at the end of the page compares them with the post-normalization-only means. Bands: seeded
 # bootstrap CI over those rows. Missing points are NaN/inf values (overflow, or Gram matrices singular at the
-# eigenvalue precision each caption names), dropped as seaborn dropped them in the originals. Each caption gives
-# its grid (n, d, L, degeneracy, runs) and numerics from this run's results and config.
+# eigenvalue precision each item's method names), dropped as seaborn dropped them in the originals. Each caption
+# gives its grid (n, d, L, degeneracy, runs), and its folded method the numerics, from this run's results and config.
 
 # %%
 from IPython.display import display
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as sims
-from isonorm.report.pages.joudaki2023 import (D4_NOTE, LABELS, draw_spread, fig5_6_caption, gain_panels, grid_note,
-                                              in_words, layer_chain, line_graph, runs_of, settings, sim_note)
+from isonorm.report.pages.joudaki2023 import (D4_NOTE, LABELS, draw_spread, fig5_6_caption, fig5_6_method,
+                                              gain_panels, grid_note, in_words, layer_chain, line_graph, runs_of,
+                                              settings, sim_method, sim_note)
 
 # %% [markdown]
 # ### Figure 4 — layer centering vs mean-field centering
@@ -151,8 +152,8 @@ if df is not None:
     render.figure(
         g.figure, "joudaki2023-fig4",
         f"−log I(G^ℓ) with {in_words(df, 'normalization')} after layer centering (a − ā) or mean-field centering "
-        f"(a − c0), for {', '.join(acts)}: {grid_note(df, gain=True, bias=True)}. {D4_NOTE} "
-        f"{sim_note(settings(cfg, 'simulator', 'fig4'))}",
+        f"(a − c0), for {', '.join(acts)}: {grid_note(df, gain=True, bias=True)}.",
+        method=sim_method(settings(cfg, "simulator", "fig4")),
         deviations="D10: colours follow the caption (MF blue, layer orange; the original's seaborn order gave "
                    "the reverse)." + unplotted,
     )
@@ -212,16 +213,18 @@ else:
     acts, sim = list(dict.fromkeys(df.activation)), settings(cfg, "simulator", "fig5_6")
     hue, order = sims.PLOTTED["fig5"]
     if mc_constants is None:
-        g, reading = line_graph(sims.line_rows(df), hue, order, LABELS["fig5"], col_order=acts), ""
+        g, beside, reading = line_graph(sims.line_rows(df), hue, order, LABELS["fig5"], col_order=acts), "", ""
     else:
         both = pd.concat([df, mc_constants.assign(normalization="none_mc")], ignore_index=True)
         g = line_graph(sims.line_rows(both), hue, [*order, "none_mc"],
                        {**LABELS["fig5"], "none_mc": "x ← a − c0, c0 by Monte Carlo"}, col_order=acts,
                        dashed=["none_mc"], ncol=3)
+        beside = " Dashed: no normalization with c0, c1, Eσ² by Monte Carlo, as the originals (decision D20)."
         reading = fig5_reading(df, mc_constants, {**sim, **cfg["fig5_6"]["readings"]["mc_constants"]})
     render.figure(
         g.figure, "joudaki2023-fig5",
-        fig5_6_caption(df, sim, "no normalization (blue) vs LayerNorm (orange)", reading),
+        fig5_6_caption(df, "no normalization (blue) vs LayerNorm (orange)", beside),
+        method=fig5_6_method(sim, reading),
         deviations="Legend added (the original has none). The Monte Carlo reading is drawn beside the default "
                    "(decision D20).",
     )
@@ -234,16 +237,18 @@ if df is None:
 else:
     g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig6"], LABELS["fig6"],
                    col_order=list(dict.fromkeys(df.activation)), ncol=None if more_runs is None else 2)
-    reading = ""
+    beside = reading = ""
     if more_runs is not None:
         pooled, block = sims.pooled_runs(df, more_runs), runs_of(df)
         draw_spread(g, sims.block_bands(pooled, "activation", block), sns.color_palette()[1],
                     f"{listed(more_runs.activation)}, MF normalization", runs_of(pooled), block)
+        beside = (f" Hatched and dashed in the {listed(more_runs.activation)} panel: the range of {block}-run means "
+                  f"and the mean of all {runs_of(pooled)} runs with MF normalization (decision D21).")
         reading = fig6_reading(df, more_runs, pooled, block)
     render.figure(
         g.figure, "joudaki2023-fig6",
-        fig5_6_caption(df, settings(cfg, "simulator", "fig5_6"),
-                       "LayerNorm (blue) vs division by √σ̄(1) = √(Eσ² − c0²) (orange)", reading),
+        fig5_6_caption(df, "LayerNorm (blue) vs division by √σ̄(1) = √(Eσ² − c0²) (orange)", beside),
+        method=fig5_6_method(settings(cfg, "simulator", "fig5_6"), reading),
         deviations="Legend added (the original has none)." + ("" if more_runs is None else (
             f" The spread of the {listed(more_runs.activation)} curve's means is drawn beside the default "
             "(decision D21).")),
@@ -286,8 +291,10 @@ else:
     render.figure(
         g.figure, "joudaki2023-fig8a",
         f"−log I(G^ℓ) with {in_words(df, 'centering')} and {in_words(df, 'normalization')} for "
-        f"{listed(df.activation)}: {grid_note(df)}. {D4_NOTE} "
-        f"{sim_note(settings(cfg, 'simulator', 'fig8a'))}{'' if narrow is None else fig8a_reading(df, narrow)}",
+        f"{listed(df.activation)}: {grid_note(df)}."
+        + ("" if narrow is None else f" Dashed: the same at d = {narrow.width.iloc[0]} (decision D22)."),
+        method=sim_method(settings(cfg, "simulator", "fig8a"))
+        + ("" if narrow is None else fig8a_reading(df, narrow)),
         deviations="D5: the final notebook never recomputed this figure (its recompute line is commented out; the "
                    "saved plot came from an earlier in-memory table, an older version also ran LayerNorm). We run "
                    f"the stated configs ({in_words(df, 'normalization')}, degeneracy {df.degeneracy.iloc[0]:g}, "
@@ -303,8 +310,8 @@ if df is not None:
     render.figure(
         g.figure, "joudaki2023-fig8b",
         f"−log I(G^ℓ) of {listed(df.activation)} networks with {layer_chain(df)} after (LN(σ(Wx)), eq. 1) or "
-        f"before (σ(LN(Wx))) the activation: {grid_note(df)}. {D4_NOTE} "
-        f"{sim_note(settings(cfg, 'simulator', 'fig8b'))}",
+        f"before (σ(LN(Wx))) the activation: {grid_note(df)}.",
+        method=sim_method(settings(cfg, "simulator", "fig8b")),
     )
 
 # %% [markdown]
@@ -336,17 +343,20 @@ else:
     widths = sorted(df.width.unique())
     g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig9"], LABELS["fig9"], col="width", col_order=widths,
                    col_titles="d={col_name}", ncol=None if more_runs is None else 2)
-    reading = ""
+    beside = reading = ""
     if more_runs is not None:
         pooled, block = sims.pooled_runs(df, more_runs), runs_of(df)
         bands = sims.block_bands(pooled, "width", block)
         draw_spread(g, bands, sns.color_palette()[0], "MF normalization", runs_of(pooled), block)
+        beside = (f" Hatched and dashed: the range of {block}-run means and the mean of all {runs_of(pooled)} runs "
+                  "with MF normalization (decision D23).")
         reading = fig9_reading(df, pooled, bands, block)
     render.figure(
         g.figure, "joudaki2023-fig9",
         f"−log I(G^ℓ) of {listed(df.activation)} networks with {in_words(df, 'centering')}, then mean-field "
         f"normalization (blue) or LayerNorm (orange), for d ∈ {{{', '.join(map(str, widths))}}}: "
-        f"{grid_note(df, width=False)}. {D4_NOTE} {sim_note(settings(cfg, 'simulator', 'fig9'))}{reading}",
+        f"{grid_note(df, width=False)}.{beside}",
+        method=sim_method(settings(cfg, "simulator", "fig9")) + reading,
         deviations="Legend added (the original has none)."
                    + (" The spread of the runs' means is drawn beside the default (decision D23)." if reading else ""),
     )
@@ -368,9 +378,10 @@ if df is not None:
     betas = ", ".join(f"{a}: β = {rows[rows.activation == a].beta.iloc[0]:.4f}" for a in acts)
     render.figure(
         g.figure, "joudaki2023-figa1",
-        f"Lyapunov potential γ(G^ℓ) of the LayerNorm outputs (post-normalization rows only, as the original's "
-        f"plot_line) against the theory γ(G¹)·β^{{−ℓ}} with γ(G¹) per run ({betas}; {sim['constants']}, D8): "
-        f"{layer_chain(df)}, {grid_note(df)}. {sim_note(sim)}",
+        f"Lyapunov potential γ(G^ℓ) of the LayerNorm outputs against the theory γ(G¹)·β^{{−ℓ}} "
+        f"(dashed; {betas}): {layer_chain(df)}, {grid_note(df)}.",
+        method=f"Post-normalization rows only, as the original's plot_line; the theory takes γ(G¹) per run, and β "
+               f"by {sim['constants']} (D8). {sim_note(sim)}",
         deviations=f"D2: d = {df.width.iloc[0]} (the code's value; the caption says d = 10000, available by "
                    "setting figa1.widths to [10000], best with sampler: cholesky). The theory line is the code's "
                    "γ0/β^ℓ with γ0 = γ(G¹), i.e. it starts one factor β below the empirical curve at ℓ = 1.",
@@ -387,11 +398,11 @@ if df is not None:
     tanh = sims.gain_prediction(df[df.activation == "tanh"], factor) if "tanh" in acts else None
     render.figure(
         gain_panels(sims.line_rows(df), tanh, acts, gains), "joudaki2023-figb2",
-        f"Top (the figure, D13): −log I(G^ℓ) for {', '.join(acts)} with W scaled by α ∈ "
-        f"{{{', '.join(f'{a:g}' for a in gains)}}} ('rocket' hue); {layer_chain(df)}, {grid_note(df)}; {D4_NOTE} "
-        f"Bottom (extra, the original's second panel): tanh post-normalization gap vs the prediction "
-        f"{factor:g}·iso_gap0/β(α)^ℓ, β(α) = β of tanh(αx) by {sim['constants']} (D8; the original used Monte "
-        f"Carlo). {sim_note(sim)}",
+        f"Top: −log I(G^ℓ) for {', '.join(acts)} with W scaled by α ∈ {{{', '.join(f'{a:g}' for a in gains)}}} "
+        f"('rocket' hue); {layer_chain(df)}, {grid_note(df)}. Bottom: tanh post-normalization gap vs the "
+        f"prediction {factor:g}·iso_gap0/β(α)^ℓ (dashed).",
+        method=f"The top row is the figure (D13); the bottom row is an extra, the original's second panel. {D4_NOTE} "
+               f"β(α) = β of tanh(αx) by {sim['constants']} (D8; the original used Monte Carlo). {sim_note(sim)}",
         deviations="D13: the paper text does not say which of the original's two plots is Figure B.2; the "
                    "3-activation gain plot is taken as the figure and the tanh prediction panel is shown below "
                    "it as an extra.",
@@ -413,7 +424,8 @@ if df is not None:
         g.figure, "joudaki2023-figb3",
         f"−log I(G^ℓ) with {in_words(mf, 'centering')} and {in_words(mf, 'normalization')} (gain "
         f"{mf.gain.iloc[0]:g}) vs neither, with W scaled by torch's "
-        f"calculate_gain ({gains}): {grid_note(df)}. {D4_NOTE} {sim_note(settings(cfg, 'simulator', 'figb3'))}",
+        f"calculate_gain ({gains}): {grid_note(df)}.",
+        method=sim_method(settings(cfg, "simulator", "figb3")),
     )
 
 # %% [markdown]
@@ -448,9 +460,10 @@ else:
         module_panels(rows, last, color="black"), "joudaki2023-fig2",
         f"Isometry I = exp(−gap) of every module output, {fig2_act}, hidden {rows.hidden_sizes.iloc[0]}, "
         f"{rows.dataset.iloc[0]} train batches; left at initialisation, right after {last} training epoch(s) of SGD "
-        f"(lr {rows.lr.iloc[0]}). Mean and {CI_TEXT} over {runs_note(rows)}, gap with {gap_eps(cfg, 'fig2_runs')}. "
-        f"LayerNorm modules shaded blue, activations green. Isometry non-decreasing at every LN: init {held[0]}, "
-        f"epoch {last} {held[last]}.",
+        f"(lr {rows.lr.iloc[0]}); {runs_note(rows)}, gap with {gap_eps(cfg, 'fig2_runs')}. LayerNorm modules "
+        "shaded blue, activations green.",
+        method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}. Isometry non-decreasing "
+               f"at every LN: init {held[0]}, epoch {last} {held[last]}.",
         deviations=[
             f"D1: the final code's settings (batch {rows.batch_size.iloc[0]}, centred Gram: reduce_mean="
             f"{bool(rows.reduce_mean.iloc[0])}, {rows.run.nunique()} runs); the caption says batch 512",
@@ -475,8 +488,8 @@ else:
     render.figure(
         module_panels(rows, last, hue="act", hue_order=list(palette), palette=palette), "joudaki2023-figb6",
         f"As Figure 2 for the activations {', '.join(labels)} (colour: 'hot' palette ordered by β_σ), "
-        f"mean and {CI_TEXT} over {runs_note(rows)}, train batches, epochs 0 and {last}; gap with "
-        f"{gap_eps(cfg, 'fig2_runs')}.",
+        f"train batches, epochs 0 and {last}: {runs_note(rows)}, gap with {gap_eps(cfg, 'fig2_runs')}.",
+        method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}.",
         deviations=[
             "D6: the activation set of the rendered legend, not the code's list; Sigmoid was added to the Fig. 2 "
             "run grid",
@@ -495,8 +508,9 @@ if df3 is not None:
         theory_panels(gaps, ims.betas(gaps), ims.THREE_ACTIVATIONS, ims.theory_line, ims.beta_label),
         "joudaki2023-fig3",
         f"−log I(G^ℓ) of the LayerNorm outputs norm-ℓ at initialisation, hidden {gaps.hidden_sizes.iloc[0]} "
-        f"(n = {gaps.batch_size.iloc[0]}), {gaps.dataset.iloc[0]} train batches; mean and {CI_TEXT} over "
-        f"{runs_note(gaps)}, gap with {gap_eps(cfg, 'fig3')}. Dashed: theory β_σ^−ℓ (C = 1).",
+        f"(n = {gaps.batch_size.iloc[0]}), {gaps.dataset.iloc[0]} train batches: {runs_note(gaps)}, gap with "
+        f"{gap_eps(cfg, 'fig3')}. Dashed: theory β_σ^−ℓ (C = 1).",
+        method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}.",
         deviations=[
             "D3: the theory line is β^−ℓ normalised to 1 at ℓ = 0 (code), not the literal Theorem-4 bound",
             f"{beta_note(cfg, 'fig3')} in titles and theory (the originals printed unseeded Monte Carlo "
@@ -517,9 +531,10 @@ if dfb4 is not None:
     render.figure(
         profile_panels(rows, legend), "joudaki2023-figb4",
         f"Isometry gap of every module of random {listed(rows.activation)} LayerNorm MLPs with {len(legend)} width "
-        f"profiles ({', '.join(legend)}), batch {rows.batch_size.iloc[0]}; mean and {CI_TEXT} over "
-        f"{runs_note(rows)} (train batches), gap with {gap_eps(cfg, 'figb4')}. The last block's fc/act outputs "
-        "(10 features) are absent.",
+        f"profiles ({', '.join(legend)}), batch {rows.batch_size.iloc[0]}: {runs_note(rows)} (train batches), gap "
+        f"with {gap_eps(cfg, 'figb4')}.",
+        method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}. The last block's fc/act "
+               "outputs (10 features) are absent.",
         deviations=[f"{networks} network{'s' * (networks > 1)} per profile, as coded (D-FigB4); the CI is over "
                     f"the {rows.batch.nunique()} batches", *skipped_test_pass(dfb4)],
     )
@@ -536,7 +551,8 @@ if runs7 is not None:
         hot_lines(rows, palette, "epoch", "loss", xlabel="epoch", ylabel="training loss"), "joudaki2023-fig7",
         f"Cross-entropy of the measured train batches vs epoch (0 = initialisation), hidden "
         f"{rows.hidden_sizes.iloc[0]}, batch {rows.batch_size.iloc[0]}, SGD lr {rows.lr.iloc[0]}, "
-        f"{rows.dataset.iloc[0]}; mean ± sd over {runs_note(rows)}. Colour: β_σ ('hot' palette).",
+        f"{rows.dataset.iloc[0]}: {runs_note(rows)}. Colour: β_σ ('hot' palette).",
+        method="Each point is the mean over runs and measured batches; the band is ± one standard deviation.",
         deviations=[
             f"D15: the loss is that of {rows.batch.nunique()} fresh random train batches after each epoch (as "
             "coded), not the running epoch loss",
@@ -561,7 +577,8 @@ if runs7 is not None:
         hot_lines(rows, palette, "layer", "iso_gap", xlabel="layer ℓ", ylabel="isometry gap of norm-ℓ",
                   style="when", style_order=ends), "joudaki2023-figb7",
         f"Isometry gap of the LayerNorm outputs at epoch 0 (solid) and epoch {last} (dashed), the Figure 7 "
-        f"runs; mean ± sd over {runs_note(rows)} (train batches), gap with {gap_eps(cfg, 'fig7_runs')}.",
+        f"runs: {runs_note(rows)} (train batches), gap with {gap_eps(cfg, 'fig7_runs')}.",
+        method="Each point is the mean over runs and measured batches; the band is ± one standard deviation.",
         deviations=["the stage is not stated by the source; train batches are used, as in Figures 2, 3 and 7",
                     beta_note(cfg, "fig7_runs")],
     )
@@ -591,12 +608,13 @@ if df is not None:
               else f"Mode: {modes[0]}.")
     render.figure(
         entry_panels(df, {mode: g2.entry_means(df, mode) for mode in modes}), "joudaki2023-figb5",
-        f"Isometry gap (ε = {EPS:g}, token Gram in double precision) after every submodule of GPT-2 blocks "
-        f"h.{blocks[0]}–h.{blocks[-1]}; each LayerNorm entry (shaded red) is preceded by 'Add', the gap of its "
-        f"input (the residual stream). Mean and {CI_TEXT} over {df.text.nunique()} texts (one per forward pass, "
-        f"{tokens.min()}–{tokens.max()} tokens). Checkpoint: {df.checkpoint.iloc[0]}; texts: "
-        f"{df.texts_source.iloc[0]} (first {f5['max_chars']} characters of each). Tick labels sit half a step "
-        f"left of their points, as in the original plot. {panels}",
+        f"Isometry gap (ε = {EPS:g}) after every submodule of GPT-2 blocks h.{blocks[0]}–h.{blocks[-1]}, LayerNorm "
+        f"entries shaded red. {panels} Checkpoint: {df.checkpoint.iloc[0]}; {df.text.nunique()} texts of "
+        f"{tokens.min()}–{tokens.max()} tokens (first {f5['max_chars']} characters of each).",
+        method=f"Each LayerNorm entry is preceded by 'Add', the gap of its input (the residual stream). Each point is "
+               f"the mean over the texts (one per forward pass), with its {CI_TEXT}; the token Gram is in double "
+               f"precision. Texts: {df.texts_source.iloc[0]}. Tick labels sit half a step left of their points, as in "
+               "the original plot.",
         deviations=[
             f"decision D7: dropout is active as in the original (model.train()), but seeded (torch seed "
             f"{f5['seed']}) so the figure is reproducible; the eval-mode variant is added",

@@ -82,11 +82,11 @@ if df is not None:
     render.table(
         l24.init_trained(lts.optimizer_table(df, table1["compared_layers"], table1["runs"]),
                          table1["compared_layers"]), "lu2024-table1",
-        f"PII (column vectors) at init / after training and test accuracy (%) per optimizer. {l24.fnn_setup(cfg)}; "
-        f"{l24.variant_text(table1['variant'], table1['activation'])} blocks, "
+        f"PII (column vectors) at init / after training and test accuracy (%) per optimizer, FNN with "
+        f"{l24.variant_text(table1['variant'], table1['activation'])} blocks; Layer_1..3 = {layers}; "
         f"{l24.constant_init_text(table1['constant_init'])} (PII 1.0 at init, ↑ better), the others ↓ better. "
-        f"Layer_1..3 = {layers}. Optimizers: {optimizers}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs. "
-        f"{l24.fnn_decisions(cfg)}.",
+        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.",
+        method=f"{l24.fnn_setup(cfg)}. Optimizers: {optimizers}. {l24.fnn_decisions(cfg)}.",
         deviations=[
             f"Layer mapping Layer_1..3 = {layers} and the code's architecture (1 input layer + "
             f"{cfg['fnn']['blocks']} blocks) instead of the text's 'three layers' (decision A2).",
@@ -126,7 +126,8 @@ else:
         fig, "lu2024-fig2",
         f"|cos| matrices over rows (C_row) and columns (C_col) and Grams WWᵀ (G_row), WᵀW (G_col) of "
         f"{fig2['layer']}.weight after training; top: Original (no BN, no residual), bottom: Norm_Res. The Table-3 "
-        f"{fig2['run']} runs (no extra training), first seed. {l24.fnn_setup(cfg)}; {l24.fnn_decisions(cfg)}.",
+        f"{fig2['run']} runs (no extra training), first seed.",
+        method=f"{l24.fnn_setup(cfg)}; {l24.fnn_decisions(cfg)}.",
         deviations=[f"Layer {fig2['layer']}, panel order and colour map are assumptions (decision A15); "
                     f"{l24.constant_init_text(cfg['table3']['constant_init'])} (decision A4)."],
     )
@@ -143,9 +144,9 @@ if df is not None:
     render.table(
         lts.variant_table(df, table3["headline_layer"], combos, table3["variants"]).round(4), "lu2024-table3",
         f"PII (column vectors) of {table3['headline_layer']} after training and test accuracy (%) of the FNN "
-        f"without (Original) and with Norm_Res blocks, per activation/optimizer. {l24.fnn_setup(cfg)}; "
-        f"{optimizers}; {l24.constant_init_text(table3['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; "
-        f"means over runs. {l24.fnn_decisions(cfg)}.",
+        f"without (Original) and with Norm_Res blocks, per activation/optimizer; "
+        f"{l24.constant_init_text(table3['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.",
+        method=f"{l24.fnn_setup(cfg)}; {optimizers}. {l24.fnn_decisions(cfg)}.",
         deviations=[
             f"The paper does not say which layer: {table3['headline_layer']} shown, all layers stored; "
             f"{l24.constant_init_text(table3['constant_init'])}; {optimizers} (decision A4).",
@@ -201,9 +202,9 @@ if df is not None:
     render.table(
         table.rename(columns={layer: label for label, layer in layers.items()}).round(4), "lu2024-apptable4",
         f"PII (column vectors) after training of {', '.join(layers.values())} for "
-        f"{', '.join(l24.variant_text(variant) for variant in app4['variants'])}. "
-        f"{l24.fnn_setup(cfg)}; {setup}, {l24.constant_init_text(app4['constant_init'])}. "
-        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs. {l24.fnn_decisions(cfg)}.",
+        f"{', '.join(l24.variant_text(variant) for variant in app4['variants'])}; {setup}, "
+        f"{l24.constant_init_text(app4['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.",
+        method=f"{l24.fnn_setup(cfg)}. {l24.fnn_decisions(cfg)}.",
         deviations=[f"The appendix states no setup: {l24.dataset_name(cfg['fnn']['dataset'])}, {setup}, layers "
                     f"{', '.join(layers.values())} are decisions (decision A9)."],
     )
@@ -220,7 +221,7 @@ if df is not None:
 t5t = load("table5_transformer/*.parquet", feeds=["lu2024-table5-transformer", "lu2024-table5"])
 t5t_ppl = None if t5t is None else wt.validation_perplexity(t5t)
 table5_transformer = None if t5t is None else l24.Table5Part(
-    wt.table5_row(t5t), l24.transformer_caption(t5t, t5t_ppl), l24.transformer_deviations(t5t))
+    wt.table5_row(t5t), *l24.transformer_caption(t5t, t5t_ppl), l24.transformer_deviations(t5t))
 
 # %% [markdown]
 # Training course of the Transformer row (supplementary to Table 5): PII of the last layer's matrices per epoch
@@ -246,8 +247,10 @@ else:
         f"Supplementary to Table 5, Transformer row. Left: PII (column vectors) of the six matrices of the last "
         f"encoder layer after each epoch (epoch 0 = initialisation; band: bootstrap 95 % CI over "
         f"{t5t['seed'].nunique()} seed(s)). Middle: PII (columns) of every layer's matrices after training, mean "
-        f"over seeds. Right: validation perplexity (whole validation split, chunks of {int(t5t['bptt'].iloc[0])} "
-        "tokens without carried context, as the example's evaluate). Row orientation is stored in the results too.",
+        "over seeds. Right: validation perplexity.",
+        method=f"Validation perplexity over the whole validation split, chunks of {int(t5t['bptt'].iloc[0])} tokens "
+               "without carried context, as the example's evaluate. Row orientation is stored in the results too. "
+               + table5_transformer.method,
         deviations=table5_transformer.deviations,
     )
 
@@ -264,7 +267,7 @@ t5_frames = {name: frame for name, frame in (("PLMs", load("table5/plms.parquet"
              if frame is not None}
 table5_checkpoints = None if not t5_frames else l24.Table5Part(
     pd.concat([t5ck.table5_rows(f) for f in t5_frames.values()], ignore_index=True),
-    l24.checkpoint_caption(t5_frames, cfg["table5"]["plms"]["dtype"]), l24.checkpoint_deviations(cfg, render.preset))
+    *l24.checkpoint_caption(t5_frames, cfg["table5"]["plms"]["dtype"]), l24.checkpoint_deviations(cfg, render.preset))
 if t5_frames:
     both = pd.concat([t5ck.both_orientations(f) for f in t5_frames.values()], ignore_index=True)
     print("Both orientations of every cell (decision A1: always stored); `table_uses` = the one in Table 5:")
@@ -287,7 +290,7 @@ if lora_frame is not None:
     changes, lora_cfg = l24_lora.pii_changes(lora_frame), cfg["table5"]["lora"]
     table5_lora = l24.Table5Part(
         l24_lora.table5_rows(lora_frame),  # PII_col (decision A1), mean over seeds
-        l24.lora_caption(lora_frame, lora_cfg, changes, l24_lora.training_curve(lora_frame)),
+        *l24.lora_caption(lora_frame, lora_cfg, changes, l24_lora.training_curve(lora_frame)),
         l24.lora_deviations(lora_frame, lora_cfg))
     print("Per-matrix change (mean over seeds):")
     print(changes.to_string(float_format=lambda v: f"{v:.4g}"))
@@ -303,4 +306,5 @@ table5 = l24.table5({"(a) Transformer": table5_transformer, "(b)/(c) PLMs and LL
 if table5 is None:
     render.not_run("lu2024-table5", NOT_RUN)
 else:
-    render.table(table5.rows, "lu2024-table5", table5.caption, deviations=table5.deviations, float_format=".3f")
+    render.table(table5.rows, "lu2024-table5", table5.caption, method=table5.method, deviations=table5.deviations,
+                 float_format=".3f")

@@ -87,7 +87,8 @@ if df is not None:
         fig, "meterez2024-fig2",
         f"{pm.grad_text(df)} at init vs depth, {pm.model_text(df.iloc[0])}; {pm.sample_text(df)}. Non-degenerate: "
         f"the seeded batch; degenerate: its first {degenerate['distinct']} images each repeated "
-        f"{degenerate['repeats']} times. {pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
+        f"{degenerate['repeats']} times.",
+        method=pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df)),
         deviations="No code exists for this figure: the setup of this caption is reconstructed (C2).",
     )
 
@@ -103,7 +104,8 @@ if df is not None:
     render.figure(
         fig, "meterez2024-fig3",
         f"{pm.grad_text(df)} at init vs depth for {inits} weights; {pm.model_text(df.iloc[0], skip=['init'])}; "
-        f"{pm.sample_text(df)}. {pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
+        f"{pm.sample_text(df)}.",
+        method=pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df)),
         deviations="None beyond C11–C14 (setup of the authors' Gradients.ipynb).",
     )
 
@@ -129,9 +131,10 @@ else:
         fig, "meterez2024-fig5",
         f"{pm.grad_text(fig5)} at init vs depth for {pm.listing(dict.fromkeys(fig5.activation))}; the "
         f"{pm.model_text(fig5.iloc[0], skip=['activation'])} (BN in train mode); {pm.sample_text(fig5)}; left "
-        f"without gain, right with α_ℓ = (ℓ+1)^−{exponent:g}. {pm.at_init_note(fig5, TRANSFORM)} Without gain: "
-        f"{m24s.nonfinite_count(without_gain)}, with gain: {m24s.nonfinite_count(with_gain)} non-finite value(s) "
-        "left out (C11; the PDF has no points for sin at 500/1000 and tanh at 1000).",
+        f"without gain, right with α_ℓ = (ℓ+1)^−{exponent:g}.",
+        method=f"{pm.at_init_note(fig5, TRANSFORM)} Without gain: {m24s.nonfinite_count(without_gain)}, with gain: "
+               f"{m24s.nonfinite_count(with_gain)} non-finite value(s) left out (C11; the PDF has no points for sin "
+               "at 500/1000 and tanh at 1000).",
         deviations="None beyond C11–C14 (setup of the authors' Gain effect.ipynb).",
     )
 
@@ -153,8 +156,8 @@ else:
         fig, "meterez2024-figg5",
         f"Without gain: left {pm.grad_text(without)} (the data of Fig. 5 left), right φ of the fc_(L−1) output vs "
         f"depth; {pm.listing(dict.fromkeys(without.activation))}, the "
-        f"{pm.model_text(without.iloc[0], skip=['activation'])}; {pm.sample_text(without)}. "
-        f"{pm.at_init_note(without, TRANSFORM, m24s.nonfinite_count(without))}",
+        f"{pm.model_text(without.iloc[0], skip=['activation'])}; {pm.sample_text(without)}.",
+        method=pm.at_init_note(without, TRANSFORM, m24s.nonfinite_count(without)),
         deviations="C8: φ(X_L) is taken from the torch-BN runs of Fig. 5 (the caption's 'standard modules'); "
                    "the only code that records it (Gradients.ipynb) used the custom BN.",
     )
@@ -172,8 +175,8 @@ if df is not None:
     render.figure(
         fig, "meterez2024-figg6",
         f"{pm.grad_text(df)} at init vs depth, {pm.model_text(df.iloc[0], skip=['norm'])}: with mean reduction, "
-        f"{pm.norm_text(with_mean)} (blue), vs without, {pm.norm_text(without_mean)} (orange); {pm.sample_text(df)}. "
-        f"{pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
+        f"{pm.norm_text(with_mean)} (blue), vs without, {pm.norm_text(without_mean)} (orange); {pm.sample_text(df)}.",
+        method=pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df)),
         deviations=f"C9: the gradient of fc_{int(df.layer.iloc[0])} here (as the authors' code), "
                    f"fc_{cfg['at_init']['grad_layers'][0]} in Figs. 2, 3, 5. The offset between the curves comes "
                    f"mostly from f = √{n} (log {math.sqrt(n):g} ≈ {math.log(math.sqrt(n)):.1f}).",
@@ -195,8 +198,8 @@ if df is not None:
         f"Rate of explosion {pm.rate_text(EXPLOSION_RATE_GAP)} at ℓ ∈ {sorted(map(int, rates.layer.unique()))} vs "
         f"a constant gain α on every layer, depth {int(df.depth.iloc[0])}; the "
         f"{pm.model_text(df.iloc[0], skip=['activation'])}; {pm.sample_text(df)}. Black: least-squares fit of log R "
-        f"on log α pooled over ℓ, R ≤ 0 excluded ({fit_text}). "
-        f"{pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
+        f"on log α pooled over ℓ ({fit_text}).",
+        method=f"The fit leaves out R ≤ 0. {pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
         deviations="No code exists for this figure. C6: R with ℓ counted from the input (positive while "
                    "gradients grow toward the input); one fit per activation. C7: the Gain-effect config and "
                    "a constant-gain option of the model (α_ℓ = α for all ℓ).",
@@ -215,7 +218,8 @@ if df is not None:
         fig, "meterez2024-fige2",
         f"{pm.rate_text(EXPLOSION_RATE_GAP, layer)} vs the exponent of α_ℓ = (ℓ+1)^exponent for depths "
         f"{sorted(map(int, df.depth.unique()))}; the {pm.model_text(df.iloc[0], skip=['activation'])}; "
-        f"{pm.sample_text(df)}. {pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df))}",
+        f"{pm.sample_text(df)}.",
+        method=pm.at_init_note(df, TRANSFORM, m24s.nonfinite_count(df)),
         deviations=f"No code exists for this figure. C6/C7: rate as in Fig. E1, Gain-effect config, exponents "
                    f"{pm.signed(rates.exponent.min())} … {pm.signed(rates.exponent.max())} at the PDF's markers.",
     )

@@ -99,3 +99,14 @@ def test_the_hot_palette_follows_the_legend_order():
     labelled, palette = page.hot_hue(rows, {"Tanh": "Tanh, β_σ = 1.070", "ReLU": "ReLU, β_σ = 1.267"})
     assert list(palette) == ["Tanh, β_σ = 1.070", "ReLU, β_σ = 1.267"]
     assert labelled.act.tolist() == ["ReLU, β_σ = 1.267", "Tanh, β_σ = 1.070"]
+
+
+def test_the_caption_of_figs_5_and_6_says_what_is_drawn_and_the_method_folds_the_rest():
+    frame, sim = _grid(centering="mf"), page.settings(CONFIG, "simulator", "fig5_6")
+    caption = page.fig5_6_caption(frame, "no normalization vs LayerNorm", " Dashed: a reading.")
+    assert caption == ("−log I(G^ℓ) after mean-field centering x ← a − c0, then no normalization vs LayerNorm: "
+                       "n = 10, d = 1000, L = 30, degeneracy 100, gain 1, 2 runs. Dashed: a reading.")
+    method = page.fig5_6_method(sim, " The reading.")
+    assert page.D4_NOTE in method and page.sim_note(sim) in method and method.endswith(" The reading.")
+    assert f"singular in {sim['metric_dtype']}" in method
+    assert page.sim_method(sim) == f"{page.D4_NOTE} {page.sim_note(sim)}"

@@ -27,8 +27,9 @@ class Recorder:
     def __init__(self):
         self.calls: dict[str, tuple] = {}
 
-    def table(self, frame, item, caption, deviations=None, **_):
-        self.calls[item] = ("table", frame, caption, list(deviations or []))
+    def table(self, frame, item, caption, deviations=None, method=None, **_):
+        """The caption and the method, folded under it, read as one text here."""
+        self.calls[item] = ("table", frame, f"{caption} {method or ''}", list(deviations or []))
 
     def not_run(self, item, reason):
         self.calls[item] = ("not_run", reason)
@@ -89,10 +90,11 @@ def test_resnet_table_states_the_compared_accuracy_and_the_configs_optimizers(cf
 
 
 def test_table5_joins_the_parts_that_ran_and_names_the_others():
-    part = l24.Table5Part(pd.DataFrame({"model": ["a"], "Query": [0.1]}), "A.", ["dev a"])
-    other = l24.Table5Part(pd.DataFrame({"model": ["b"], "Query": [0.2]}), "B.", ["dev b"])
+    part = l24.Table5Part(pd.DataFrame({"model": ["a"], "Query": [0.1]}), "A.", "How A.", ["dev a"])
+    other = l24.Table5Part(pd.DataFrame({"model": ["b"], "Query": [0.2]}), "B.", "How B.", ["dev b"])
     joined = l24.table5({"(a)": part, "(b)": None, "(c)": other})
     assert joined.rows["model"].tolist() == ["a", "b"]
-    assert joined.caption == "A. B. Not run in this configuration: (b)."
+    assert joined.caption.endswith(" A. B. Not run in this configuration: (b).")
+    assert joined.method == "How A. How B."
     assert joined.deviations == ["dev a", "dev b"]
     assert l24.table5({"(a)": None}) is None

@@ -61,6 +61,8 @@ def test_the_smoke_index_reports_on_the_pipeline_not_against_the_papers(quick_ru
     assert re.search(r"\d+ of \d+ quantities computed; 0 failed \(NaN or infinite\); \d+ not produced", headline)
     assert "match" not in headline and "match rates" not in index
     assert 'class="swatch verdict-match"' not in index and 'class="swatch verdict-computed"' in index
+    board = (quick_run / QUICK["report"] / "scoreboard.html").read_text()
+    assert "no row is compared with the paper" in board and "A row matches" not in board
 
 
 def test_results_are_tidy_parquet_with_provenance(quick_run):

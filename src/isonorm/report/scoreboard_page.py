@@ -16,6 +16,7 @@ import pandas as pd
 from .comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
 from .markup import escape, format_number, style_block, verdict_cell
 from .references import READINGS
+from .scoreboard import is_smoke
 
 # The scoreboard's columns but the preset (the page says it once) and basis_detail (the basis's words, shown as
 # its cell's tooltip).
@@ -126,6 +127,23 @@ def _options(label: str, element_id: str, values: list[str]) -> str:
     return (f'<label>{label} <select id="{element_id}"><option value="">all</option>{options}</select></label>')
 
 
+def _how_to_read(scoreboard: pd.DataFrame, csv_path: str) -> str:
+    """The folded explanation above the table: of the verdicts, or of a smoke run's states (no comparison)."""
+    intro = (f'<details class="notes"><summary>Every reference value next to the reproduced one (also in '
+             f'<code>{escape(csv_path)}</code>): how to read it</summary><p>')
+    sorting = "Click a column header to sort; item ids link to the item on its paper's page.</p></details>"
+    if is_smoke(scoreboard):
+        return (intro + "This run used a preset with smaller sizes or other data than the paper's, so no row is "
+                "compared with the paper: a row is <em>computed</em> (a finite value), <em>failed</em> (NaN or "
+                "infinite), <em>not-produced</em> (the item ran, but these sizes do not give this quantity) or "
+                "<em>not-run</em> (the item produced no value in this run). " + sorting)
+    return (intro + "A row matches when the reproduced value x, with its seed spread s, meets its rule "
+            f"<code>compare</code> with the reported value r and the tolerance t ({escape(RULES)}). Only "
+            "<em>default</em> readings of a <em>reproduction</em> count in the index's headline; a row is "
+            f"<em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes from; open a "
+            "note for why a row reads as it does. " + sorting)
+
+
 def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], title: str, made_with: str,
                     csv_path: str) -> str:
     """The page's HTML; ``item_links`` maps the item ids that are on a page to ``<slug>.html#<item>``;
@@ -145,16 +163,10 @@ def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], tit
 <html lang="en"><head><meta charset="utf-8"><title>Scoreboard — {escape(title)}</title>{style_block(whole_page=True)}
 </head>
 <body>
-<nav><a href="index.html">&larr; index: verdicts per paper and item</a></nav>
+<nav><a href="index.html">&larr; index: every paper and item</a></nav>
 <h1>Scoreboard</h1>
 {made_with}
-<details class="notes"><summary>Every reference value next to the reproduced one (also in
-<code>{escape(csv_path)}</code>): how to read it</summary><p>A row matches
-when the reproduced value x, with its seed spread s, meets its rule <code>compare</code> with the reported value
-r and the tolerance t ({escape(RULES)}). Only <em>default</em> readings of a <em>reproduction</em> count in the
-index's headline; a row is <em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes
-from; open a note for why a row reads as it does. Click a column header to sort; item ids link to the item on its
-paper's page.</p></details>
+{_how_to_read(scoreboard, csv_path)}
 {filters}
 <p id="{ROW_COUNT}" aria-live="polite">{total} of {total} rows shown</p>
 <table id="{TABLE_ID}" class="data sortable"><thead><tr>{head}</tr></thead>

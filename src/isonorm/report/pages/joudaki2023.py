@@ -96,6 +96,12 @@ def sim_note(sim: Config) -> str:
             f"originals used Monte Carlo over {power_of_ten(sim['monte_carlo_samples'])} samples).")
 
 
+def sim_method(sim: Config) -> str:
+    """The method of a line graph of the simulator, folded under its caption: the averaging (D4), then
+    ``sim_note``."""
+    return f"{D4_NOTE} {sim_note(sim)}"
+
+
 def runs_of(frame: pd.DataFrame) -> int:
     return int(frame.run.nunique())
 
@@ -167,13 +173,18 @@ def draw_spread(g, bands: Mapping[Any, pd.DataFrame], color, label: str, runs: i
     g.figure.legend(*entries, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
 
 
-def fig5_6_caption(frame: pd.DataFrame, sim: Config, what: str, reading: str) -> str:
-    """The caption of Figs. 5 and 6, one grid; ``what`` the normalizations compared, ``reading`` the text of
-    the reading drawn beside the default (decisions D20, D21)."""
-    return (f"−log I(G^ℓ) after {in_words(frame, 'centering')} x ← a − c0, "
-            f"then {what}: {grid_note(frame, gain=True)}; Figs. 5 and 6 come from one grid, as in the original. "
-            f"{D4_NOTE} Missing points: runs that overflowed or whose Gram matrix became singular in "
-            f"{sim['metric_dtype']}. {sim_note(sim)}{reading}")
+def fig5_6_caption(frame: pd.DataFrame, what: str, beside: str = "") -> str:
+    """The caption of Figs. 5 and 6 (what is drawn, with the grid's settings); ``what`` the normalizations
+    compared, ``beside`` a short sentence naming the reading drawn beside the default ("" where none is)."""
+    return (f"−log I(G^ℓ) after {in_words(frame, 'centering')} x ← a − c0, then {what}: "
+            f"{grid_note(frame, gain=True)}.{beside}")
+
+
+def fig5_6_method(sim: Config, reading: str) -> str:
+    """The method of Figs. 5 and 6, folded under the caption: the averaging (D4), what missing points are, the
+    numerics of ``sim`` and ``reading``, the text of the reading drawn beside the default (decisions D20, D21)."""
+    return (f"Figs. 5 and 6 come from one grid, as in the original. {D4_NOTE} Missing points: runs that overflowed "
+            f"or whose Gram matrix became singular in {sim['metric_dtype']}. {sim_note(sim)}{reading}")
 
 
 def gain_panels(rows: pd.DataFrame, prediction: pd.DataFrame | None, activations: Sequence[str],

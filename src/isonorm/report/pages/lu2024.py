@@ -138,9 +138,10 @@ def cnn_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.DataFra
     render.table(
         init_trained(table, layers), item_id,
         f"PII (column vectors of the 3×3 centre taps) at init / after training{accuracy} per optimizer, "
-        f"{dataset_name(item['dataset'])}. {cnn_setup(cfg)}. Layer_1..3 = {', '.join(layers.values())}. "
-        f"Optimizers: {optimizers_text(cnn['optimizers'], item['runs'])}. {seeds_text(cnn['seeds'])}; means over "
-        "runs. cuDNN on (decision A14).",
+        f"{dataset_name(item['dataset'])}, SimpleCNN; Layer_1..3 = {', '.join(layers.values())}. "
+        f"{seeds_text(cnn['seeds'])}; means over runs.",
+        method=f"{cnn_setup(cfg)}. Optimizers: {optimizers_text(cnn['optimizers'], item['runs'])}. cuDNN on "
+               "(decision A14).",
         deviations=[f"Learning rates of the non-AdamW rows unknown: {optimizers_text(cnn['optimizers'], unknown)} "
                     "(decision A3).", *deviations],
     )
@@ -159,15 +160,16 @@ def resnet_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.Data
     layer, activation = resnet["headline_layer"], activation_name(resnet["activation"])
     render.table(
         table.round(4), item_id,
-        f"PII (column vectors of the 3×3 centre tap) of {layer} after training, train accuracy (%; train_accuracy: "
-        "the running train-mode accuracy over the last epoch's augmented batches, as the original logs it; "
-        "train_accuracy_eval: eval mode on the un-augmented training set after the last epoch, the alternative "
-        "reading) and test accuracy (%), "
-        f"{dataset_name(item['dataset'])}. ResNet-18 for CIFAR (width {resnet['width']}, "
-        f"{activation}), Original = every BN replaced by the identity and no shortcut additions; "
-        f"{augment_text(resnet)}; {optimizers_text(resnet['optimizers'], item['runs'])}; batch {item['batch_size']}, "
-        f"{item['epochs']} epochs. The paper's accuracy is compared with the {compared.removesuffix('_accuracy')} "
-        f"accuracy (decision A7). {seeds_text(resnet['seeds'])}; means over runs. cuDNN on (decision A14).",
+        f"PII (column vectors of the 3×3 centre tap) of {layer} after training, train and test accuracy (%), "
+        f"{dataset_name(item['dataset'])}: ResNet-18 for CIFAR (width {resnet['width']}, {activation}) with BN and "
+        f"shortcuts (Norm_Res) and without (Original); batch {item['batch_size']}, {item['epochs']} epochs. The "
+        f"paper's accuracy is compared with the {compared.removesuffix('_accuracy')} accuracy (decision A7). "
+        f"{seeds_text(resnet['seeds'])}; means over runs.",
+        method="train_accuracy: the running train-mode accuracy over the last epoch's augmented batches, as the "
+               "original logs it; train_accuracy_eval: eval mode on the un-augmented training set after the last "
+               "epoch, the alternative reading. Original = every BN replaced by the identity and no shortcut "
+               f"additions; {augment_text(resnet)}; {optimizers_text(resnet['optimizers'], item['runs'])}. cuDNN on "
+               "(decision A14).",
         deviations=[
             f"{activation} (the table's label; the CIFAR-10 script uses ReLU), SGD hyper-parameters from the "
             f"commented line, {layer}, and the construction of 'Original' are decisions (decision A7).",
@@ -180,7 +182,8 @@ def resnet_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.Data
 
 class Table5Part(NamedTuple):
     rows: pd.DataFrame
-    caption: str
+    caption: str  # what the rows are, with this run's main settings (a sentence)
+    method: str  # how they were computed, folded under the caption
     deviations: list[str]
 
 
@@ -189,21 +192,25 @@ def optimizer_text(run: pd.Series) -> str:
     return f"{OPTIMIZERS.get(run['optimizer'], run['optimizer'])} lr {run['lr']:g}"
 
 
-def transformer_caption(frame: pd.DataFrame, perplexity: pd.DataFrame) -> str:
-    """The Transformer row (A-Table5a, decision A10), its settings from the results' own columns."""
+def transformer_caption(frame: pd.DataFrame, perplexity: pd.DataFrame) -> tuple[str, str]:
+    """The Transformer row (A-Table5a, decision A10), its settings from the results' own columns: (caption,
+    method)."""
     run, last = frame.iloc[0], int(perplexity["epoch"].max())
     seeds = sorted(frame["seed"].unique().tolist())
     bypass = "bypasses" if bool(run["last_ffn_bypass"]) else "does NOT bypass"
-    return (
-        f"Transformer row: PII of the column vectors (decision A1) of the six matrices of the LAST of "
-        f"{int(run['n_layers'])} post-norm encoder layers (d_model {int(run['d_model'])}, {int(run['n_heads'])} "
-        f"heads, FFN {int(run['d_ff'])}, dropout {run['dropout']:g}; Query/Keys/Values = the three row blocks of "
-        f"in_proj_weight), after epoch {last}, mean over {len(seeds)} seed(s) {seeds}; trained on {run['corpus']} "
-        f"(vocabulary {int(run['vocab_size'])} words from the training split, {int(run['train_tokens'])} training "
-        f"tokens) in windows of {int(run['bptt'])} tokens, batch {int(run['batch_size'])}, {optimizer_text(run)}; "
-        f"the last layer's FFN {bypass} residual + LayerNorm. Validation perplexity after the last epoch: "
-        f"{perplexity[perplexity['epoch'] == last]['val_ppl'].mean():.1f}."
+    caption = (
+        f"Transformer row: the last of {int(run['n_layers'])} post-norm encoder layers (d_model "
+        f"{int(run['d_model'])}), trained on {run['corpus']} for {last} epochs, mean over {len(seeds)} seed(s); "
+        f"validation perplexity {perplexity[perplexity['epoch'] == last]['val_ppl'].mean():.1f}."
     )
+    method = (
+        f"Transformer row: PII of the column vectors (decision A1) of the six matrices of the last encoder layer "
+        f"({int(run['n_heads'])} heads, FFN {int(run['d_ff'])}, dropout {run['dropout']:g}; Query/Keys/Values = the "
+        f"three row blocks of in_proj_weight), seeds {seeds}; vocabulary {int(run['vocab_size'])} words from the "
+        f"training split, {int(run['train_tokens'])} training tokens, windows of {int(run['bptt'])} tokens, batch "
+        f"{int(run['batch_size'])}, {optimizer_text(run)}; the last layer's FFN {bypass} residual + LayerNorm."
+    )
+    return caption, method
 
 
 def transformer_deviations(frame: pd.DataFrame) -> list[str]:
@@ -228,19 +235,21 @@ def transformer_deviations(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def checkpoint_caption(frames: Mapping[str, pd.DataFrame], dtype: str) -> str:
-    """The PLM/LLM rows (A-Table5b, A-Table5c) from their frames by group name ("PLMs", "LLMs")."""
+def checkpoint_caption(frames: Mapping[str, pd.DataFrame], dtype: str) -> tuple[str, str]:
+    """The PLM/LLM rows (A-Table5b, A-Table5c) from their frames by group name ("PLMs", "LLMs"): (caption,
+    method)."""
     sources = "; ".join(f"{r.model}: {r.checkpoint}"
                         for r in pd.concat(frames.values()).drop_duplicates("model").itertuples())
     layers = ", ".join(f"{name} layer {frame['layer'].iloc[0]}" for name, frame in frames.items())
-    return (
-        f"PLM/LLM rows: PII of the pre-trained weights ({layers}), one checkpoint each, no training, no seeds "
-        f"(deterministic). Cells: PII over columns (the paper's convention, decision A1) except Atten_Output, "
-        f"Linear_1, Linear_2 of BERT/RoBERTa (PLM.py computes rows) and, by analogy, GPT-2/T5. GPT-2's Conv1D "
-        f"weights are transposed to (out, in) and c_attn split into Q/K/V; Qwen's packed c_attn (3d × d) is split "
-        f"into three d-row blocks. LLaMA: Linear_1 = up_proj, Linear_2 = gate_proj (decision A12); Qwen: w1/w2. "
-        f"Metric in {dtype} from fp16/fp32 weights. Checkpoints: {sources}."
+    caption = f"PLM/LLM rows: the pre-trained weights ({layers}), one checkpoint each, no training."
+    method = (
+        "PLM/LLM rows: cells are PII over columns (the paper's convention, decision A1) except Atten_Output, "
+        "Linear_1, Linear_2 of BERT/RoBERTa (PLM.py computes rows) and, by analogy, GPT-2/T5. GPT-2's Conv1D "
+        "weights are transposed to (out, in) and c_attn split into Q/K/V; Qwen's packed c_attn (3d × d) is split "
+        "into three d-row blocks. LLaMA: Linear_1 = up_proj, Linear_2 = gate_proj (decision A12); Qwen: w1/w2. "
+        f"Metric in {dtype} from fp16/fp32 weights; deterministic, no seeds. Checkpoints: {sources}."
     )
+    return caption, method
 
 
 def checkpoint_deviations(cfg: Config, preset: str) -> list[str]:
@@ -258,28 +267,30 @@ def checkpoint_deviations(cfg: Config, preset: str) -> list[str]:
     return deviations
 
 
-def lora_caption(frame: pd.DataFrame, lora: Config, changes: pd.DataFrame, losses: pd.DataFrame) -> str:
+def lora_caption(frame: pd.DataFrame, lora: Config, changes: pd.DataFrame, losses: pd.DataFrame) -> tuple[str, str]:
     """The LoRA rows (A-Table5d, decision A13): the run's settings from its results and ``lora``, the config's
-    ``table5: lora:`` section."""
+    ``table5: lora:`` section: (caption, method)."""
     row = frame.iloc[0]
     seeds = sorted(frame.seed.unique())
     last_loss = losses[losses.step == losses.step.max()].loss.mean()
-    return (
-        f"LoRA rows: PII_col of block {row.layer}'s Query/Keys/Values (row blocks of the packed c_attn for Qwen v1), "
-        f"attention output, Linear_1 (up: w1 / up_proj) and Linear_2 (gate: w2 / gate_proj) of {row.checkpoint} "
-        f"({row.model_type}), before LoRA and after merge_and_unload(). LoRA with peft: r = {row['rank']}, "
-        f"α = {row.alpha}, dropout {lora['dropout']}, targets {row.targets}, {row['dtype']} base, "
-        f"AdamW lr {lora['lr']} (constant with {lora['warmup_steps']} warm-up steps, "
-        f"grad-norm clip {lora['max_grad_norm']}), batch {lora['batch_size']} × "
-        f"{lora['grad_accumulation']} accumulation, {lora['epochs']} epoch(s) = "
-        f"{row.optimizer_steps} optimizer steps on the first {row.n_examples} examples of "
-        f"{row.instructions_source} ({row.n_dropped} dropped: prompt ≥ max length {lora['max_length']}; "
-        f"{row.train_tokens} tokens), Stanford Alpaca prompt template, loss on the response tokens only (prompt "
-        "labels masked). "
-        f"Final training loss {last_loss:.3f}. Seeds {', '.join(map(str, seeds))} ({len(seeds)} run(s); mean shown). "
-        f"Merging moved each matrix by {changes.relative_change.min():.2%}–{changes.relative_change.max():.2%} "
-        f"(relative Frobenius norm); largest |PII_col change| {changes['PII_col change'].abs().max():.4f}."
+    caption = (
+        f"LoRA rows: block {row.layer} of the {row.model_type} checkpoint before LoRA and after "
+        f"merge_and_unload(); r = {row['rank']}, α = {row.alpha}, {row.optimizer_steps} optimizer steps on "
+        f"{row.n_examples} examples of {row.instructions_source}, mean of {len(seeds)} run(s)."
     )
+    method = (
+        f"LoRA rows: PII_col of Query/Keys/Values (row blocks of the packed c_attn for Qwen v1), attention output, "
+        f"Linear_1 (up: w1 / up_proj) and Linear_2 (gate: w2 / gate_proj) of {row.checkpoint}. LoRA with peft: "
+        f"dropout {lora['dropout']}, targets {row.targets}, {row['dtype']} base, AdamW lr {lora['lr']} (constant "
+        f"with {lora['warmup_steps']} warm-up steps, grad-norm clip {lora['max_grad_norm']}), batch "
+        f"{lora['batch_size']} × {lora['grad_accumulation']} accumulation, {lora['epochs']} epoch(s); "
+        f"{row.n_dropped} example(s) dropped (prompt ≥ max length {lora['max_length']}), {row.train_tokens} tokens, "
+        "Stanford Alpaca prompt template, loss on the response tokens only (prompt labels masked). Seeds "
+        f"{', '.join(map(str, seeds))}; final training loss {last_loss:.3f}. Merging moved each matrix by "
+        f"{changes.relative_change.min():.2%}–{changes.relative_change.max():.2%} (relative Frobenius norm); largest "
+        f"|PII_col change| {changes['PII_col change'].abs().max():.4f}."
+    )
+    return caption, method
 
 
 def lora_deviations(frame: pd.DataFrame, lora: Config) -> list[str]:
@@ -306,9 +317,9 @@ def table5(parts: Mapping[str, Table5Part | None]) -> Table5Part | None:
     ran = [part for part in parts.values() if part is not None]
     if not ran:
         return None
-    caption = " ".join(part.caption for part in ran)
+    caption = "PII (column vectors) of the attention and FFN matrices. " + " ".join(part.caption for part in ran)
     missing = [name for name, part in parts.items() if part is None]
     if missing:
         caption += f" Not run in this configuration: {', '.join(missing)}."
     return Table5Part(pd.concat([part.rows for part in ran], ignore_index=True), caption,
-                      [text for part in ran for text in part.deviations])
+                      " ".join(part.method for part in ran), [text for part in ran for text in part.deviations])
