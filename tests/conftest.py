@@ -31,6 +31,21 @@ PAPER_ROOT_RUN = ("--configfile", "presets/quick.yaml", "--config", "preset=pape
                   f"{PAPER['results']}/lu2024/claims.parquet", f"{PAPER['report']}/lu2024.html")
 
 
+def script_module(path: Path, name: str | None = None):
+    """A script of the repository that is not part of the package (benchmarks/, envs/), imported as a module
+    under ``name`` (default: its stem). Registered in ``sys.modules`` first (a dataclass looks its module up
+    while its class is made), with its folder on ``sys.path`` (benchmarks import each other from beside them)."""
+    import importlib.util
+
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(autouse=True)
 def hub_answers(monkeypatch):
     """Tests fake the Hub's downloads (huggingface_hub's functions), so the reachability probe that precedes them

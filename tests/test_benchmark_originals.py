@@ -3,26 +3,21 @@ architecture §8): a ratio against a stand-in that computed something else would
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import numpy as np
 import pytest
 import torch
 import yaml
 
-from conftest import REPO
+from conftest import REPO, script_module
 
 SCRIPT = REPO / "benchmarks" / "originals.py"
 
 
 @pytest.fixture(scope="module")
 def originals():
-    sys.path.insert(0, str(SCRIPT.parent))  # the script imports meterez_engine from next to it
-    spec = importlib.util.spec_from_file_location("originals", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = script_module(SCRIPT)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the benchmark runs; small ops on two threads crawl on a loaded 2-core machine
     yield module

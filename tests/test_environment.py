@@ -9,7 +9,6 @@ docs/configuration.md "Environments").
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import re
 import shutil
@@ -27,20 +26,14 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
+from conftest import script_module
+
 REPO = Path(__file__).resolve().parents[1]
 ENVS = REPO / "envs"
 REFRESH = "refresh with `python envs/lock.py` (docs/configuration.md \"Environments\")"
 
 
-def _load_lock_module():
-    spec = importlib.util.spec_from_file_location("envs_lock", ENVS / "lock.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-lock = _load_lock_module()
+lock = script_module(ENVS / "lock.py", "envs_lock")
 LOCK_TEXT = (ENVS / "lock.txt").read_text(encoding="utf-8")
 ENTRIES = lock.parse_lock(LOCK_TEXT)
 PINNED = {e.key: e for e in ENTRIES}

@@ -4,24 +4,20 @@ the rare sessions that have a GPU."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
 import pytest
 import torch
 
-from conftest import REPO, copy_workflow
+from conftest import REPO, copy_workflow, script_module
 
 pytestmark = pytest.mark.integration
 SCRIPT = REPO / "benchmarks" / "gpu_acceptance.py"
 
 
 def acceptance_module():
-    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(SCRIPT)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a machine with a GPU runs the real thing")

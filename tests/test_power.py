@@ -3,25 +3,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, script_module
 
 
-def power_module():
-    spec = importlib.util.spec_from_file_location("power", REPO / "benchmarks" / "power.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["power"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-power = power_module()
+power = script_module(REPO / "benchmarks" / "power.py")
 
 
 def test_every_mistake_applies_and_its_module_imports(capsys):

@@ -1,0 +1,172 @@
+"""How close the project's CPU workloads come to what this machine can do, on one thread.
+
+The machine's rates, measured here: a float32 matrix product's FLOP/s (2048 × 2048 × 2048, the BLAS torch ships)
+and the normal draws per second of ``torch.randn`` in float32 (the fastest generator at hand; NumPy's is measured
+beside it). Each workload is timed with the project's own function, and its irreducible work is counted from its
+settings: the normal draws it needs and the floating-point operations of its matrix products. Its *limit* is the
+seconds that work takes at the machine's rates (draws / draw rate + FLOP / FLOP rate); *at limit* = limit /
+measured seconds, 100 % meaning nothing is left but the draws and the products.
+
+| workload | counted work |
+|---|---|
+| daneshmand2021 Fig. 3, its largest cell (d = 4096, n = 90, 10 runs; ``--layers`` of its 1000) | per layer and run: d·n draws, the n × d × n Gram product (the spectrum sampler, decision B14) |
+| joudaki2023 Fig. 4 grid, the paper configuration (``simulations.run_grid``) | per layer and run: d² draws of W (the originals' ``direct`` sampler), the n × d × d product X W |
+| meterez2024 training step, a grid job's stack of 6 runs (``meterez_engine.engine_step``), depths 100 and 500 | the products of the forward (2·B·Σ in·out per run), the weights' gradients and the inputs' gradients (all but the data's); the operators one step dispatches (``OpCounter``) and the seconds per operator |
+
+Each round measures the rates, then every workload (minimum of ``--repeats`` timings); the medians over
+``--rounds`` rounds are kept, as the CPU's clock moves between rounds. Run on an otherwise idle machine; writes
+``results/cpu-limits-<date>.json``:
+
+    OMP_NUM_THREADS=1 python benchmarks/cpu_limits.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS, engine_step  # benchmarks/meterez_engine.py, beside it
+
+from isonorm.atomic import write_text_atomically
+from isonorm.experiments.daneshmand2021.simulations import _smallest_sigma_min
+from isonorm.experiments.joudaki2023.simulations import run_grid
+from isonorm.provenance import provenance
+
+CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def best_of(repeats: int, work) -> float:
+    """The minimum wall seconds of ``repeats`` calls of ``work`` (after one untimed call)."""
+    work()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def machine_rates(repeats: int) -> dict:
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    sgemm = 2 * 2048**3 / best_of(repeats, lambda: a @ b)
+    draws = 10 * 4096 * 90  # the size of one Fig. 3 layer's draw
+    generator = torch.Generator().manual_seed(0)
+    torch_rate = draws / best_of(repeats, lambda: torch.randn(draws, generator=generator))
+    rng, out = np.random.Generator(np.random.PCG64(0)), np.empty(draws, dtype=np.float32)
+    numpy_rate = draws / best_of(repeats, lambda: rng.standard_normal(out=out, dtype=np.float32))
+    return {"sgemm_flop_per_s": sgemm, "randn_per_s": torch_rate, "numpy_pcg64_per_s": numpy_rate}
+
+
+def limit(draws: float, flop: float, rates: dict) -> float:
+    return draws / rates["randn_per_s"] + flop / rates["sgemm_flop_per_s"]
+
+
+def fig3_work(layers: int, runs: int, d: int, n: int) -> tuple[int, int]:
+    """(draws, FLOP) of ``layers`` layers of the spectrum chain: a (d, n) draw and an n × d × n product per run."""
+    return layers * runs * d * n, layers * runs * 2 * n * n * d
+
+
+def meterez_step_flop(depth: int, runs: int, width: int = 100, inputs: int = 3072, logits: int = 100) -> int:
+    """FLOP of the matrix products of one training step of ``runs`` stacked networks: the forward's
+    2·B·Σ in·out, then as much again for the weights' gradients, and for the inputs' gradients of every layer but
+    the first (the data need none)."""
+    first = 2 * BATCH * inputs * width
+    forward = first + 2 * BATCH * ((depth - 1) * width * width + width * logits)
+    return runs * (3 * forward - first)
+
+
+def daneshmand_fig3(rates: dict, layers: int, repeats: int) -> dict:
+    d, n, runs = 4096, 90, 10
+    gen = torch.Generator().manual_seed(0)
+    h0 = torch.randn(runs, d, n, dtype=torch.float64, generator=gen)
+    h0 = h0 / h0.flatten(1).norm(dim=1)[:, None, None]
+    seconds = best_of(repeats, lambda: _smallest_sigma_min(h0, layers, gen, "spectrum"))
+    draws, flop = fig3_work(layers, runs, d, n)
+    return {"workload": f"daneshmand2021 Fig. 3 cell d = {d}, n = {n}, {runs} runs, {layers} layers (spectrum)",
+            "seconds": seconds, "draws": draws, "flop": flop, "limit_s": limit(draws, flop, rates)}
+
+
+def joudaki_fig4(rates: dict, repeats: int) -> dict:
+    config = yaml.safe_load(CONFIG.read_text())["joudaki2023"]
+    cfg = {**config["simulator"], **config["fig4"]}
+    d, n = cfg["widths"][0], cfg["batch"]
+    layers = len(cfg["activations"]) * len(cfg["centerings"]) * cfg["runs"] * cfg["depth"]
+    seconds = best_of(repeats, lambda: run_grid(cfg, item="fig4"))
+    draws = layers * d * d if cfg["sampler"] == "direct" else layers * n * d
+    flop = layers * 2 * n * d * d
+    return {"workload": f"joudaki2023 Fig. 4 grid, d = {d}, n = {n}, {layers} layers in all (sampler "
+                        f"{cfg['sampler']})", "seconds": seconds, "draws": draws, "flop": flop,
+            "limit_s": limit(draws, flop, rates)}
+
+
+def meterez_step(rates: dict, depth: int, steps: int) -> dict:
+    seconds, ops = engine_step(depth, steps, torch.device("cpu"), None)
+    runs = 2 * len(ACTS)  # CIFAR-10 and CIFAR-100 × the activations; 100 logits (CIFAR-10's padded)
+    flop = meterez_step_flop(depth, runs, GRID_CFG["width"])
+    return {"workload": f"meterez2024 step, depth {depth}, {runs} runs stacked", "seconds": seconds, "draws": 0,
+            "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6}
+
+
+def one_round(args: argparse.Namespace) -> tuple[dict, list[dict]]:
+    """The machine's rates, then every workload against them (measured back to back: the CPU's clock drifts)."""
+    rates = machine_rates(args.repeats)
+    rows = [daneshmand_fig3(rates, args.layers, args.repeats), joudaki_fig4(rates, args.repeats),
+            *(meterez_step(rates, depth, args.steps) for depth in args.depths)]
+    for row in rows:
+        row["at_limit"] = row["limit_s"] / row["seconds"]
+        row["draw_share_of_limit"] = (row["draws"] / rates["randn_per_s"]) / row["limit_s"]
+    return rates, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="timings of each workload per round; the minimum")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of rates and workloads; the median is kept")
+    parser.add_argument("--layers", type=int, default=50, help="layers of the Fig. 3 cell timed (of 1000)")
+    parser.add_argument("--steps", type=int, default=10, help="steps of a timed meterez2024 epoch")
+    parser.add_argument("--depths", type=int, nargs="+", default=[100, 500])
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rounds = [one_round(args) for _ in range(args.rounds)]
+    rates = {key: statistics.median(r[key] for r, _ in rounds) for key in rounds[0][0]}
+    print(f"sgemm {rates['sgemm_flop_per_s'] / 1e9:.1f} GFLOP/s; torch.randn {rates['randn_per_s'] / 1e6:.0f} M "
+          f"draws/s (NumPy PCG64 {rates['numpy_pcg64_per_s'] / 1e6:.0f} M/s); one thread, medians of "
+          f"{args.rounds} rounds")
+    summary = []
+    for index, first in enumerate(rounds[0][1]):
+        per_round = [rows[index] for _, rows in rounds]
+        row = {**first, **{key: statistics.median(r[key] for r in per_round)
+                           for key in ("seconds", "limit_s", "at_limit", "draw_share_of_limit")},
+               "at_limit_range": [min(r["at_limit"] for r in per_round), max(r["at_limit"] for r in per_round)]}
+        if "ops" in row:
+            row["us_per_op"] = row["seconds"] / row["ops"] * 1e6
+        summary.append(row)
+        extra = f", {row['ops']} ops, {row['us_per_op']:.1f} µs/op" if "ops" in row else ""
+        low, high = row["at_limit_range"]
+        print(f"{row['workload']}: {row['seconds']:.3f} s, limit {row['limit_s']:.3f} s ({row['at_limit']:.0%} at "
+              f"limit, {low:.0%}–{high:.0%} over the rounds; draws {row['draw_share_of_limit']:.0%} of the limit)"
+              f"{extra}")
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"cpu-limits-{dt.date.today().isoformat()}.json"
+    write_text_atomically(out, json.dumps({
+        "benchmark": "cpu_limits", "date": dt.date.today().isoformat(), "threads": 1,
+        "statistic": "median over rounds of the minimum over repeats",
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "load_average_1min_at_end": os.getloadavg()[0], "rates": rates, "workloads": summary,
+        "rounds": [{"rates": r, "workloads": rows} for r, rows in rounds], "args": vars(args),
+        "provenance": provenance("cpu")}, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""benchmarks/run_profile.py reads Snakemake's log of a run into where its minutes go (no timing asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO, script_module
+
+SCRIPT = REPO / "benchmarks" / "run_profile.py"
+
+# Two jobs started together, then a third after the first finished; the format of Snakemake 9's run log.
+LOG = """Building DAG of jobs...
+Execute 2 jobs...
+[Fri Nov 27 09:25:02 2026]
+localrule daneshmand2021_fig3:
+    output: results/quick/daneshmand2021/fig3/batch8.parquet
+    jobid: 46
+    wildcards: n=8
+Shell command: None
+[Fri Nov 27 09:25:02 2026]
+rule joudaki2023_simulation:
+    output: results/quick/joudaki2023/fig4.parquet
+    jobid: 7
+Shell command: None
+[Fri Nov 27 09:25:05 2026]
+Finished jobid: 46 (Rule: daneshmand2021_fig3)
+1 of 3 steps (33%) done
+[Fri Nov 27 09:25:05 2026]
+localrule daneshmand2021_fig3:
+    output: results/quick/daneshmand2021/fig3/batch4.parquet
+    jobid: 45
+Shell command: None
+[Fri Nov 27 09:25:12 2026]
+Finished jobid: 7 (Rule: joudaki2023_simulation)
+[Fri Nov 27 09:25:12 2026]
+Finished jobid: 45 (Rule: daneshmand2021_fig3)
+3 of 3 steps (100%) done
+"""
+
+
+@pytest.fixture(scope="module")
+def run_profile():
+    return script_module(SCRIPT)
+
+
+def test_the_profile_sums_each_rules_jobs_and_the_cores_busy_share(run_profile, tmp_path):
+    log = tmp_path / "run.snakemake.log"
+    log.write_text(LOG)
+    result = run_profile.profile(log, cores=2, startup=1.0)
+    assert result["wall_s"] == 10 and result["jobs"] == 3
+    rules = {row["rule"]: row for row in result["rules"]}
+    assert rules["daneshmand2021_fig3"] == {"rule": "daneshmand2021_fig3", "jobs": 2, "sum_s": 10.0, "max_s": 7.0}
+    assert rules["joudaki2023_simulation"]["sum_s"] == 10.0
+    assert result["job_s"] == 20 and result["busy_share"] == pytest.approx(1.0)
+    assert result["startup_share_of_job_s"] == pytest.approx(3 / 20)
+
+
+def test_a_job_that_never_finished_is_left_out(run_profile, tmp_path):
+    log = tmp_path / "cut.snakemake.log"
+    log.write_text(LOG.split("[Fri Nov 27 09:25:12 2026]\nFinished jobid: 45")[0])
+    jobs, _ = run_profile.parse(log)
+    assert sorted(jobs) == [7, 46]
