@@ -1,0 +1,42 @@
+"""The fused prototype of benchmarks/meterez_fusion.py trains as the engine's eager step does (its kernel counts and
+timings mean nothing otherwise); no speed is asserted here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+import torch
+
+from conftest import REPO, script_module
+
+# Inductor compiles the block to C++: seconds, and a C++ compiler (skipped with the reason where there is none)
+CXX = os.environ.get("CXX", "g++")
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(shutil.which(CXX) is None, reason=f"no C++ compiler ({CXX}) for torch.compile")]
+
+
+@pytest.fixture(scope="module")
+def fusion():
+    return script_module(REPO / "benchmarks" / "meterez_fusion.py")
+
+
+def test_the_fused_step_trains_as_the_eager_one_and_fuses_the_block(fusion):
+    depth, stack, batch = 3, fusion.STACKS[0], fusion.BATCH
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(len(stack), 2 * batch, 3072, generator=generator)
+    y = torch.stack([torch.randint(0, 10, (2 * batch,), generator=generator) for _ in stack])
+    index = torch.randint(0, 2 * batch, (2 * len(fusion.ACTS), batch), generator=generator)
+    jobs = [fusion.grid_training({**fusion.GRID_CFG, "cuda_graph": False}, stack, fusion.ACTS, depth, x, y)
+            for _ in range(2)]
+    model = jobs[1].step.model
+    fusion.fuse(model, torch.compile(fusion.norm_act_block(model), dynamic=False))
+    for _ in range(3):
+        for job in jobs:
+            job.step._step(index)
+    eager = dict(jobs[0].step.model.state_dict())
+    for name, value in model.state_dict().items():  # parameters and the BN running statistics
+        torch.testing.assert_close(value, eager[name], rtol=1e-5, atol=1e-5, msg=name)
+    ops, kernels = fusion.block_counts(model)
+    assert 0 < kernels < ops  # Inductor fused the block's operators
