@@ -8,6 +8,8 @@ Steps, in order (``--steps`` picks some):
 - ``tests``: the GPU-marked tests (``pytest -m gpu``: the CUDA-graph training step, stacked CUDA training,
   CUDA metrics and inits against the CPU);
 - ``meterez``: ``benchmarks/meterez_engine.py`` on CUDA (the meterez2024 grid's step against an eager loop);
+- ``fusion``: ``benchmarks/meterez_fusion.py`` on CUDA (the fused block of that step: CUDA kernels per step,
+  eager and fused, and the engine's CUDA-graph step with and without it);
 - ``train_engine``: ``benchmarks/train_engine.py`` on CUDA (the stacked engine against the notebooks' loop);
 - ``shapes``: the shapes preset on CUDA (docs/cost.md): every data, checkpoint and GPU job of the paper run at
   paper sizes for a few steps, and its cost table, copied to ``benchmarks/results/cost-cuda-<date>.csv``. When
@@ -47,6 +49,9 @@ STEPS = {
     "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra"],
     "meterez": [PYTHON, "benchmarks/meterez_engine.py", "--device", "cuda", "--depths", "100", "500", "1000",
                 "--steps", "50"],
+    # the fused block of issue 31 (a prototype beside the engine): CUDA kernels per step and the CUDA-graph step
+    "fusion": [PYTHON, "benchmarks/meterez_fusion.py", "--device", "cuda", "--depths", "100", "500", "1000",
+               "--steps", "50"],
     "train_engine": [PYTHON, "benchmarks/train_engine.py", "--device", "cuda", "--runs", "4", "--epochs", "3"],
     "shapes": [PYTHON, "-m", "snakemake", "--cores", "all", "--configfile", "presets/shapes.yaml",
                "--config", "device=cuda"],
@@ -69,6 +74,7 @@ GPU_TEST_FILES = sorted(str(path.relative_to(REPO)) for path in (REPO / "tests")
 DRY_RUN = {
     "tests": [*STEPS["tests"], "--collect-only", "-q", *GPU_TEST_FILES],
     "meterez": _arguments_parse(STEPS["meterez"][1], STEPS["meterez"][2:]),
+    "fusion": _arguments_parse(STEPS["fusion"][1], STEPS["fusion"][2:]),
     "train_engine": _arguments_parse(STEPS["train_engine"][1], STEPS["train_engine"][2:]),
     # `device=cuda` stops even a dry run on a machine without a GPU (isonorm.plan); `device=cpu` plans the same DAG
     "shapes": [("device=cpu" if arg == "device=cuda" else arg) for arg in STEPS["shapes"]] + ["-n", "--quiet", "rules"],
@@ -162,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             step["summary"] = tests_line(Path(step["log"]))
         elif name == "meterez" and (found := benchmark_file("meterez-cuda-{date}.json", date)):
             step.update({key: found[key] for key in ("eager_s_per_step", "engine_s_per_step", "projected_grid_hours")})
+        elif name == "fusion" and (found := benchmark_file("meterez-fusion-cuda-{date}.json", date)):
+            step["results"] = found["results"]
         elif name == "train_engine" and (found := benchmark_file("cuda-{date}.json", date)):
             step["ratio_naive_over_engine"] = found["ratio_naive_over_engine"]
         elif name == "shapes":

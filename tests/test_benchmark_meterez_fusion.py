@@ -38,5 +38,5 @@ def test_the_fused_step_trains_as_the_eager_one_and_fuses_the_block(fusion):
     eager = dict(jobs[0].step.model.state_dict())
     for name, value in model.state_dict().items():  # parameters and the BN running statistics
         torch.testing.assert_close(value, eager[name], rtol=1e-5, atol=1e-5, msg=name)
-    ops, kernels = fusion.block_counts(model)
+    ops, kernels = fusion.block_counts(model, torch.device("cpu"))
     assert 0 < kernels < ops  # Inductor fused the block's operators
