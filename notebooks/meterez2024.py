@@ -311,21 +311,24 @@ pm.profile_item(render, "meterez2024-figf2", m24t.layer_profiles(m24t.profile_ru
 
 # %%
 pm.accuracy_item(render, "meterez2024-figg1", m24t.plotted_accuracy(TRAIN, "figg1"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg1"], TRAIN_SETUP, STOPPED))
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg1"], TRAIN_SETUP, STOPPED),
+                 method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G2 — train and test accuracy on FashionMNIST
 
 # %%
 pm.accuracy_item(render, "meterez2024-figg2", m24t.plotted_accuracy(TRAIN, "figg2"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg2"], TRAIN_SETUP, STOPPED))
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg2"], TRAIN_SETUP, STOPPED),
+                 method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G3 — train and test accuracy on CIFAR-100
 
 # %%
 pm.accuracy_item(render, "meterez2024-figg3", m24t.plotted_accuracy(TRAIN, "figg3"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg3"], TRAIN_SETUP, STOPPED))
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg3"], TRAIN_SETUP, STOPPED),
+                 method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G4 — test accuracy on CIFAR-10 (the train row is Figure 4)

@@ -162,10 +162,10 @@ def resnet_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.Data
         table.round(4), item_id,
         f"PII (column vectors of the 3×3 centre tap) of {layer} after training, train and test accuracy (%), "
         f"{dataset_name(item['dataset'])}: ResNet-18 for CIFAR (width {resnet['width']}, {activation}) with BN and "
-        f"shortcuts (Norm_Res) and without (Original); batch {item['batch_size']}, {item['epochs']} epochs. The "
-        f"paper's accuracy is compared with the {compared.removesuffix('_accuracy')} accuracy (decision A7). "
+        f"shortcuts (Norm_Res) and without (Original); batch {item['batch_size']}, {item['epochs']} epochs. "
         f"{seeds_text(resnet['seeds'])}; means over runs.",
-        method="train_accuracy: the running train-mode accuracy over the last epoch's augmented batches, as the "
+        method=f"The paper's accuracy is compared with the {compared.removesuffix('_accuracy')} accuracy (decision "
+               "A7). train_accuracy: the running train-mode accuracy over the last epoch's augmented batches, as the "
                "original logs it; train_accuracy_eval: eval mode on the un-augmented training set after the last "
                "epoch, the alternative reading. Original = every BN replaced by the identity and no shortcut "
                f"additions; {augment_text(resnet)}; {optimizers_text(resnet['optimizers'], item['runs'])}. cuDNN on "
@@ -199,14 +199,14 @@ def transformer_caption(frame: pd.DataFrame, perplexity: pd.DataFrame) -> tuple[
     seeds = sorted(frame["seed"].unique().tolist())
     bypass = "bypasses" if bool(run["last_ffn_bypass"]) else "does NOT bypass"
     caption = (
-        f"Transformer row: the last of {int(run['n_layers'])} post-norm encoder layers (d_model "
-        f"{int(run['d_model'])}), trained on {run['corpus']} for {last} epochs, mean over {len(seeds)} seed(s); "
-        f"validation perplexity {perplexity[perplexity['epoch'] == last]['val_ppl'].mean():.1f}."
+        f"Transformer row: the last of {int(run['n_layers'])} encoder layers, trained on {run['corpus']} for {last} "
+        f"epochs, mean of {len(seeds)} seed(s); validation perplexity "
+        f"{perplexity[perplexity['epoch'] == last]['val_ppl'].mean():.1f}."
     )
     method = (
-        f"Transformer row: PII of the column vectors (decision A1) of the six matrices of the last encoder layer "
-        f"({int(run['n_heads'])} heads, FFN {int(run['d_ff'])}, dropout {run['dropout']:g}; Query/Keys/Values = the "
-        f"three row blocks of in_proj_weight), seeds {seeds}; vocabulary {int(run['vocab_size'])} words from the "
+        f"Transformer row: PII of the column vectors (decision A1) of the six matrices of the last post-norm encoder "
+        f"layer (d_model {int(run['d_model'])}, {int(run['n_heads'])} heads, FFN {int(run['d_ff'])}, dropout "
+        f"{run['dropout']:g}; Query/Keys/Values = the three row blocks of in_proj_weight), seeds {seeds}; vocabulary {int(run['vocab_size'])} words from the "
         f"training split, {int(run['train_tokens'])} training tokens, windows of {int(run['bptt'])} tokens, batch "
         f"{int(run['batch_size'])}, {optimizer_text(run)}; the last layer's FFN {bypass} residual + LayerNorm."
     )
@@ -241,9 +241,9 @@ def checkpoint_caption(frames: Mapping[str, pd.DataFrame], dtype: str) -> tuple[
     sources = "; ".join(f"{r.model}: {r.checkpoint}"
                         for r in pd.concat(frames.values()).drop_duplicates("model").itertuples())
     layers = ", ".join(f"{name} layer {frame['layer'].iloc[0]}" for name, frame in frames.items())
-    caption = f"PLM/LLM rows: the pre-trained weights ({layers}), one checkpoint each, no training."
+    caption = f"PLM/LLM rows: the pre-trained weights ({layers})."
     method = (
-        "PLM/LLM rows: cells are PII over columns (the paper's convention, decision A1) except Atten_Output, "
+        "PLM/LLM rows: one checkpoint each, read, not trained; cells are PII over columns (the paper's convention, decision A1) except Atten_Output, "
         "Linear_1, Linear_2 of BERT/RoBERTa (PLM.py computes rows) and, by analogy, GPT-2/T5. GPT-2's Conv1D "
         "weights are transposed to (out, in) and c_attn split into Q/K/V; Qwen's packed c_attn (3d × d) is split "
         "into three d-row blocks. LLaMA: Linear_1 = up_proj, Linear_2 = gate_proj (decision A12); Qwen: w1/w2. "
@@ -274,12 +274,13 @@ def lora_caption(frame: pd.DataFrame, lora: Config, changes: pd.DataFrame, losse
     seeds = sorted(frame.seed.unique())
     last_loss = losses[losses.step == losses.step.max()].loss.mean()
     caption = (
-        f"LoRA rows: block {row.layer} of the {row.model_type} checkpoint before LoRA and after "
-        f"merge_and_unload(); r = {row['rank']}, α = {row.alpha}, {row.optimizer_steps} optimizer steps on "
-        f"{row.n_examples} examples of {row.instructions_source}, mean of {len(seeds)} run(s)."
+        f"LoRA rows: block {row.layer} of the {row.model_type} checkpoint before LoRA and after merging, "
+        f"{row.optimizer_steps} steps on {row.n_examples} examples of {row.instructions_source}, mean of "
+        f"{len(seeds)} run(s)."
     )
     method = (
-        f"LoRA rows: PII_col of Query/Keys/Values (row blocks of the packed c_attn for Qwen v1), attention output, "
+        f"LoRA rows: the adapter merged by merge_and_unload(); r = {row['rank']}, α = {row.alpha}. PII_col of "
+        f"Query/Keys/Values (row blocks of the packed c_attn for Qwen v1), attention output, "
         f"Linear_1 (up: w1 / up_proj) and Linear_2 (gate: w2 / gate_proj) of {row.checkpoint}. LoRA with peft: "
         f"dropout {lora['dropout']}, targets {row.targets}, {row['dtype']} base, AdamW lr {lora['lr']} (constant "
         f"with {lora['warmup_steps']} warm-up steps, grad-norm clip {lora['max_grad_norm']}), batch "
@@ -317,7 +318,7 @@ def table5(parts: Mapping[str, Table5Part | None]) -> Table5Part | None:
     ran = [part for part in parts.values() if part is not None]
     if not ran:
         return None
-    caption = "PII (column vectors) of the attention and FFN matrices. " + " ".join(part.caption for part in ran)
+    caption = "PII (columns) of the attention and FFN matrices. " + " ".join(part.caption for part in ran)
     missing = [name for name, part in parts.items() if part is None]
     if missing:
         caption += f" Not run in this configuration: {', '.join(missing)}."

@@ -143,8 +143,12 @@ def stopped_note(stopped: int) -> str:
 def train_test_caption(dataset: str, setup: str, stopped: str) -> str:
     """Figs. G1–G3: ``setup`` from :func:`training_setup`, ``stopped`` from :func:`stopped_note`."""
     return (f"{DATASETS.get(dataset, dataset)}: running train accuracy (top) and eval-mode test accuracy (bottom, "
-            f"BN running statistics). {setup}; {stopped}. The identity networks' test-accuracy collapse at large "
-            "depth (the paper's at depth ≥ 500) is expected (C17) and not masked.")
+            f"BN running statistics). {setup}; {stopped}.")
+
+
+# Figs. G1–G3's method, folded under the caption (C17).
+IDENTITY_COLLAPSE = ("The identity networks' test-accuracy collapse at large depth (the paper's at depth ≥ 500) is "
+                     "expected (C17) and not masked.")
 
 
 def epoch_deviations(last_epoch: int) -> list[str]:
@@ -249,12 +253,14 @@ def last_epoch(curves: pd.DataFrame) -> int:
 
 
 def accuracy_item(render: ItemRenderer, item: str, curves: pd.DataFrame, metrics: Sequence[str],
-                  activations: Sequence[str], caption: str, deviations: Sequence[str] = ()) -> None:
+                  activations: Sequence[str], caption: str, deviations: Sequence[str] = (),
+                  method: str | None = None) -> None:
     """Figs. 4, G1–G4: :func:`accuracy_figure` of ``curves`` under ``item``, or "not run" when they are empty."""
     if curves.empty:
         render.not_run(item, NOT_RUN)
     else:
-        render.figure(accuracy_figure(curves, metrics, activations), item, caption, deviations=list(deviations))
+        render.figure(accuracy_figure(curves, metrics, activations), item, caption, deviations=list(deviations),
+                      method=method)
 
 
 def profile_axes(ax: Axes, profile: pd.DataFrame, title: str) -> None:
