@@ -235,9 +235,14 @@ def data_results(wc=None):
             for files in REGISTERED[slug][need].values() for f in files]
 
 
+def all_left_out():
+    """{file: why} of every paper's results files that this run's plan leaves out."""
+    return {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}
+
+
 def plan_summary():
     """The index's and the terminal's lines on what this run's plan leaves out (isonorm.run_status)."""
-    return summary_lines([], {f: why for slug in PAPERS for f, why in left_out_results(slug).items()}, None)
+    return summary_lines([], all_left_out(), None)
 
 
 # --- the end of every run (rules/report.smk's onsuccess and onerror; isonorm.run_status, isonorm.report.end_of_run) --
@@ -247,7 +252,7 @@ def end_of_run(success):
     """What ran, what did not and why, printed at the end of every run; after a failure, first the whole report from
     what exists (isonorm.report.end_of_run)."""
     from isonorm.report.end_of_run import report_what_exists
-    from isonorm.run_status import command_line, job_outcomes, missing_causes, summary_lines
+    from isonorm.run_status import command_line, job_outcomes, missing_causes
 
     report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
     planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
@@ -255,7 +260,7 @@ def end_of_run(success):
     # The report (and the plan's left-out items, which it shows) concerns a run that was to make it: the default
     # target, a page, the index; never one asked for one results file or fetch, nor the shapes preset's cost table.
     wants_report = not config["shakedown"] and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
-    left_out = {f: why for slug in PAPERS for f, why in left_out_results(slug).items()} if wants_report else {}
+    left_out = all_left_out() if wants_report else {}
     lines = summary_lines(outcomes, left_out, len(planned), f"{REPORT}/index.html" if wants_report else None,
                           command_line())
     if not success and wants_report:
@@ -263,7 +268,7 @@ def end_of_run(success):
         lines += report_what_exists(
             papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
             planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
-            not_run=lambda slug: {**left_out_results(slug),
-                                  **{f: why for f, why in missing.items() if f.startswith(f"{RESULTS}/{slug}/")}},
+            not_run=lambda slug: {f: why for f, why in {**left_out, **missing}.items()
+                                  if f.startswith(f"{RESULTS}/{slug}/")},
         )
     print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)

@@ -21,6 +21,10 @@ VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE
 # The verdicts a headline row can have: a fitted reading is never one ("Verdicts").
 HEADLINE_VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, NOT_RUN, NO_REFERENCE)
 SMOKE_VERDICTS = (COMPUTED, FAILED, NOT_PRODUCED, NOT_RUN)
+# What each smoke state means, as the index's figure and the scoreboard page explain it.
+SMOKE_MEANINGS = {COMPUTED: "a finite value", FAILED: "NaN or infinite",
+                  NOT_PRODUCED: "a quantity named after a paper setting these sizes do not reach",
+                  NOT_RUN: "the item produced no value in this run"}
 # The verdicts of a row that was scored and decided: its item ran, it has a reference that is not a fitted reading,
 # and its spread let the run decide (an inconclusive row is counted apart, "Verdicts").
 SCORED = (MATCH, MISMATCH, FAILED)

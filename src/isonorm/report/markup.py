@@ -12,7 +12,7 @@ import re
 import pandas as pd
 
 from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
-from .comparison import ALTERNATIVE, DEFAULT, describe_tolerance, marked_weak
+from .comparison import ALTERNATIVE, DEFAULT, SMOKE_MEANINGS, describe_tolerance, marked_weak
 
 # The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
 # it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
@@ -93,6 +93,11 @@ section.not-reproducible { border-left: 4px solid #999; padding-left: 1em; color
     f".tile.verdict-{name}, .swatch.verdict-{name} {{ background: {colour}; border-color: {VERDICT_EDGES[name]}; }}\n"
     for name, colour in VERDICT_COLOURS.items()
 )
+
+
+def smoke_states() -> str:
+    """The smoke states and their meanings, as one HTML phrase: "<em>computed</em> (a finite value), …"."""
+    return ", ".join(f"<em>{state}</em> ({escape(meaning)})" for state, meaning in SMOKE_MEANINGS.items())
 
 
 def style_block(whole_page: bool = False) -> str:

@@ -36,7 +36,7 @@ from .bands import seeded_ci  # noqa: E402
 from .figure_style import THEME, fit_to_column  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
 from ..outputs import PAPER_PRESET  # noqa: E402
-from .markup import CAPTION_LINES, escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
+from .markup import escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
 from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
 from .references import load_references  # noqa: E402
 from .scoreboard import read_all_claims, score  # noqa: E402

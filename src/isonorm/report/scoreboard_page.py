@@ -14,7 +14,7 @@ from typing import Mapping
 import pandas as pd
 
 from .comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
-from .markup import escape, format_number, style_block, verdict_cell
+from .markup import escape, format_number, smoke_states, style_block, verdict_cell
 from .references import READINGS
 from .scoreboard import is_smoke
 
@@ -134,9 +134,7 @@ def _how_to_read(scoreboard: pd.DataFrame, csv_path: str) -> str:
     sorting = "Click a column header to sort; item ids link to the item on its paper's page.</p></details>"
     if is_smoke(scoreboard):
         return (intro + "This run used a preset with smaller sizes or other data than the paper's, so no row is "
-                "compared with the paper: a row is <em>computed</em> (a finite value), <em>failed</em> (NaN or "
-                "infinite), <em>not-produced</em> (the item ran, but these sizes do not give this quantity) or "
-                "<em>not-run</em> (the item produced no value in this run). " + sorting)
+                f"compared with the paper: a row is {smoke_states()}. " + sorting)
     return (intro + "A row matches when the reproduced value x, with its seed spread s, meets its rule "
             f"<code>compare</code> with the reported value r and the tolerance t ({escape(RULES)}). Only "
             "<em>default</em> readings of a <em>reproduction</em> count in the index's headline; a row is "

@@ -16,7 +16,7 @@ from typing import Sequence
 import pandas as pd
 
 from .comparison import COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN
-from .markup import VERDICT_COLOURS, VERDICT_EDGES
+from .markup import VERDICT_COLOURS, VERDICT_EDGES, smoke_states
 from .scoreboard import is_smoke, summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
@@ -80,9 +80,8 @@ def verdict_figure(scoreboard: pd.DataFrame, slugs: Sequence[str]) -> str:
         svg = _svg(counts, SMOKE_BARS).replace("<svg ", '<svg role="img" aria-label="Quantities per paper" ', 1)
         return (
             f'<figure id="{FIGURE_ID}" class="verdict-figure">{svg}<figcaption>Quantities of each paper this smoke run '
-            "measured, none compared to the paper (its sizes or data are reduced): <em>computed</em> (a finite "
-            "value), <em>failed</em> (NaN or infinite), <em>not-produced</em> (a quantity named after a paper setting "
-            "these sizes do not reach), <em>not-run</em> (the item produced no value).</figcaption></figure>"
+            f"measured, none compared to the paper (its sizes or data are reduced): {smoke_states()}."
+            "</figcaption></figure>"
         )
     no_reference = int((scoreboard["verdict"] == NO_REFERENCE).sum()) if len(scoreboard) else 0
     svg = _svg(counts).replace("<svg ", '<svg role="img" aria-label="Reference values per paper by verdict" ', 1)
