@@ -26,6 +26,7 @@ report: "rules/workflow.rst"
 
 
 include: "rules/common.smk"
+include: "rules/experiment_jobs.smk"
 include: "rules/data.smk"
 
 

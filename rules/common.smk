@@ -1,10 +1,12 @@
 # Helpers shared by every .smk file; no rules here, and nothing about one paper (that is in rules/<slug>.smk).
-#   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path()
+#   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path();
+#                 SHAKEDOWN: the shapes preset's step cap is set (its jobs measure cost; no report)
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs;
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
-#                 (isonorm.resources: a cost table's row where it has the job's, else the defaults)
+#                 (isonorm.resources: a cost table's row where it has the job's, else the defaults), which the
+#                 template rules of rules/experiment_jobs.smk state once per kind
 #   report        register_results() (results and claims), called by each rules/<slug>.smk; run_plan(): what this run
 #                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from isonorm.callables import name_of
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
@@ -26,6 +29,8 @@ CHECKPOINT_ROOT = config["checkpoints"]["root"]
 # results/, report/, logs/ for the paper configuration; results/<preset>/, … for every other preset, so that no
 # run overwrites another preset's outputs (architecture §4). Every output path below starts with one of them.
 RESULTS, REPORT, LOGS = (str(root) for root in output_roots(config["preset"]).values())
+# The shapes preset's step cap: its jobs measure the paper run's cost, and its capped results make no report.
+SHAKEDOWN = bool(config["shakedown"])
 
 
 def results(slug, *parts):
@@ -82,11 +87,12 @@ def data_entry(name):
 
 
 def experiment(function, cfg, **kwargs):
-    """Parameters of scripts/run_experiment.py: which library function ("package.module:name", written out in
-    full so that a search for the function finds its rule) to call with which settings; under the shapes
-    preset also its step cap (`shakedown`, docs/cost.md). Absent otherwise, so that no other run's params change."""
-    run = {"function": function, "config": dict(cfg), "kwargs": kwargs}
-    return {**run, "shakedown": config["shakedown"]} if config["shakedown"] else run
+    """Parameters of scripts/run_experiment.py: which library function to call (the function itself, imported by the
+    rules file, so that an editor follows it; the job receives its name, isonorm.callables) with which settings;
+    under the shapes preset also its step cap (`shakedown`, docs/cost.md). Absent otherwise, so that no other run's
+    params change."""
+    run = {"function": name_of(function), "config": dict(cfg), "kwargs": kwargs}
+    return {**run, "shakedown": config["shakedown"]} if SHAKEDOWN else run
 
 
 def item_settings(paper, shared, item):
@@ -159,16 +165,16 @@ TRAINING = job_size("training", gpu=training_gpus)  # every training holds a GPU
 # decides which of them this run computes -------------------------------------------------------------------------
 
 REGISTERED = {}  # {slug: {need: {result key: [files]}}}, need: data_free | needs_data | trains (isonorm.plan.NEEDS)
-PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities
+PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities, by name
 
 
 def register_results(slug, *, data_free, needs_data=None, trains=None, claims):
     """Record a paper's results files by result key and by what computing them needs: ``data_free`` (random
     networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
     the last two are dicts or functions returning one. And the functions that measure its claims from them, each
-    ``claims(results, config) -> {item: {quantity: value}}`` written out in full (isonorm.report.claims)."""
+    ``claims(results, config) -> {item: {quantity: value}}`` (isonorm.report.claims), held by name for the job."""
     REGISTERED[slug] = {DATA_FREE: dict(data_free), NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
-    PAPER_CLAIMS[slug] = list(claims)
+    PAPER_CLAIMS[slug] = [name_of(function) for function in claims]
 
 
 def _files(registered):
@@ -182,7 +188,7 @@ def run_plan():
     """This run's plan (isonorm.plan.RunPlan), made on first use: from the input functions, once Snakemake knows
     whether the jobs run here or on a cluster. ``device: cuda`` without a GPU stops here, before any job."""
     if not _RUN_PLAN:
-        plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=bool(config["shakedown"]))
+        plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=SHAKEDOWN)
         plan.check()
         _RUN_PLAN.append(plan)
         if workflow.is_main_process:
@@ -200,7 +206,8 @@ def planned_results(slug):
             for key, files in by_key.items()}
 
 
-SHAPES_COST_TABLE = Path(output_roots("shapes")["results"], "cost.csv")  # what the shapes preset measured (docs/cost.md)
+# what the shapes preset measured (docs/cost.md)
+SHAPES_COST_TABLE = Path(output_roots("shapes")["results"], "cost.csv")
 
 
 @functools.cache
@@ -259,7 +266,7 @@ def end_of_run(success):
     outcomes = job_outcomes(planned)
     # The report (and the plan's left-out items, which it shows) concerns a run that was to make it: the default
     # target, a page, the index; never one asked for one results file or fetch, nor the shapes preset's cost table.
-    wants_report = not config["shakedown"] and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
+    wants_report = not SHAKEDOWN and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
     left_out = all_left_out() if wants_report else {}
     lines = summary_lines(outcomes, left_out, len(planned), f"{REPORT}/index.html" if wants_report else None,
                           command_line())

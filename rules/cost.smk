@@ -7,9 +7,6 @@ import sys
 
 from isonorm.report.cost import memory_guard
 
-SHAKEDOWN = bool(config["shakedown"])
-
-
 rule cost_table:
     input:
         data_results,

@@ -14,6 +14,11 @@
 #   daneshmand2021-table1, daneshmand2021-apptable2, daneshmand2021-apph: notebook — static tables, Appendix H
 
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
+import isonorm.experiments.daneshmand2021.claims
+import isonorm.experiments.daneshmand2021.simulations
+import isonorm.experiments.daneshmand2021.depth_training
+import isonorm.experiments.daneshmand2021.layer_profiles
+import isonorm.experiments.daneshmand2021.deep_convnets
 
 D21 = config["daneshmand2021"]
 
@@ -43,112 +48,86 @@ register_results(
         ),
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}
-        "isonorm.experiments.daneshmand2021.claims:claims",
+        isonorm.experiments.daneshmand2021.claims.claims,
     ],
 )
 
 
 # --- random chains, no data (CPU) -------------------------------------------------------------------
 
-rule daneshmand2021_fig1:
+use rule simulation_job as daneshmand2021_fig1 with:
     output:
         results("daneshmand2021", "fig1", "chains.parquet"),
     params:
-        run=experiment("isonorm.experiments.daneshmand2021.simulations:warmup_cosine", D21["fig1"]),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
+        run=experiment(isonorm.experiments.daneshmand2021.simulations.warmup_cosine, D21["fig1"]),
     log:
         log_path("daneshmand2021", "fig1"),
-    script:
-        "../scripts/run_experiment.py"
+    benchmark:
+        benchmark_path("daneshmand2021_fig1")
 
 
-rule daneshmand2021_fig2a:
+use rule simulation_job as daneshmand2021_fig2a with:
     output:
         results("daneshmand2021", "fig2a", "width{width}.parquet"),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.daneshmand2021.simulations:gap_through_depth", {**D21["fig2a"], "widths": [int(wc.width)]}, item="fig2a"
+            isonorm.experiments.daneshmand2021.simulations.gap_through_depth,
+            {**D21["fig2a"], "widths": [int(wc.width)]},
+            item="fig2a",
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig2a-width{width}"),
-    script:
-        "../scripts/run_experiment.py"
+    benchmark:
+        benchmark_path("daneshmand2021_fig2a", "width{width}")
 
 
-rule daneshmand2021_fig2b:
+use rule simulation_job as daneshmand2021_fig2b with:
     output:
         results("daneshmand2021", "fig2b", "width{width}.parquet"),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.daneshmand2021.simulations:gap_through_depth", {**D21["fig2b"], "widths": [int(wc.width)]}, item="fig2b"
+            isonorm.experiments.daneshmand2021.simulations.gap_through_depth,
+            {**D21["fig2b"], "widths": [int(wc.width)]},
+            item="fig2b",
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig2b-width{width}"),
     benchmark:
         benchmark_path("daneshmand2021_fig2b", "width{width}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule daneshmand2021_fig3:
+use rule simulation_job as daneshmand2021_fig3 with:
     output:
         results("daneshmand2021", "fig3", "batch{n}.parquet"),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.daneshmand2021.simulations:assumption_a1_grid",
+            isonorm.experiments.daneshmand2021.simulations.assumption_a1_grid,
             # batch_offset only picks the jobs (decision B15): changing it reruns no existing job
             {**{k: v for k, v in D21["fig3"].items() if k != "batch_offset"}, "batch_sizes": [int(wc.n)]},
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig3-batch{n}"),
     benchmark:
         benchmark_path("daneshmand2021_fig3", "batch{n}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule daneshmand2021_appfigg:
+use rule simulation_job as daneshmand2021_appfigg with:
     output:
         results("daneshmand2021", "appfigg", "{activation}.parquet"),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.daneshmand2021.simulations:activation_fluctuations", {**D21["appfigg"], "activations": [wc.activation]}
+            isonorm.experiments.daneshmand2021.simulations.activation_fluctuations,
+            {**D21["appfigg"], "activations": [wc.activation]},
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfigg-{activation}"),
     benchmark:
         benchmark_path("daneshmand2021_appfigg", "{activation}")
-    script:
-        "../scripts/run_experiment.py"
 
 
 # --- CIFAR-10 experiments ----------------------------------------------------------------------------
 
-rule daneshmand2021_depth_training:
+use rule training_job as daneshmand2021_depth_training with:
     """Fig. 4a and Fig. 5: all runs of one (init, depth) stacked in one job."""
     input:
         dataset_ready(D21["depth_training"]["dataset"]),
@@ -156,50 +135,36 @@ rule daneshmand2021_depth_training:
         results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.daneshmand2021.depth_training:train_depth_variant",
+            isonorm.experiments.daneshmand2021.depth_training.train_depth_variant,
             D21["depth_training"],
             init=wc.init,
             depth=int(wc.depth),
             **training_kwargs(D21["depth_training"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "depth_training-{init}-depth{depth}"),
     benchmark:
         benchmark_path("daneshmand2021_depth_training", "{init}-depth{depth}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule daneshmand2021_fig4b:
+use rule training_job as daneshmand2021_fig4b with:
     input:
         dataset_ready(D21["fig4b"]["dataset"]),
     output:
         results("daneshmand2021", "fig4b", "depth{depth}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.daneshmand2021.depth_training:train_gap_during_training",
+            isonorm.experiments.daneshmand2021.depth_training.train_gap_during_training,
             D21["fig4b"],
             **training_kwargs(D21["fig4b"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "fig4b-depth{depth}"),
     benchmark:
         benchmark_path("daneshmand2021_fig4b", "depth{depth}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule daneshmand2021_appfig6:
+use rule at_init_job as daneshmand2021_appfig6 with:
     """Appendix Fig. 6a (mlp) and 6b (convnet): no training, a few hundred images."""
     input:
         dataset_ready(D21["appfig6"]["dataset"]),
@@ -207,45 +172,31 @@ rule daneshmand2021_appfig6:
         results("daneshmand2021", "appfig6", "{arch}.parquet"),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.daneshmand2021.layer_profiles:gap_profile",
+            isonorm.experiments.daneshmand2021.layer_profiles.gap_profile,
             D21["appfig6"],
             arch=wc.arch,
             **data_kwargs(D21["appfig6"]["dataset"]),
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfig6-{arch}"),
     benchmark:
         benchmark_path("daneshmand2021_appfig6", "{arch}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule daneshmand2021_appfig7:
+use rule training_job as daneshmand2021_appfig7 with:
     input:
         dataset_ready(D21["appfig7"]["dataset"]),
     output:
         results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.daneshmand2021.deep_convnets:train_deep_convnet",
+            isonorm.experiments.daneshmand2021.deep_convnets.train_deep_convnet,
             D21["appfig7"],
             init=wc.init,
             extra_layers=int(wc.extra),
             **training_kwargs(D21["appfig7"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("daneshmand2021", "appfig7-{init}-extra{extra}"),
     benchmark:
         benchmark_path("daneshmand2021_appfig7", "{init}-extra{extra}")
-    script:
-        "../scripts/run_experiment.py"

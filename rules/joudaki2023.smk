@@ -15,6 +15,13 @@
 #   joudaki2023-fig1, joudaki2023-table1: notebook — the drawing and the building blocks (no data)
 
 from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
+import isonorm.experiments.joudaki2023.strengths
+import isonorm.experiments.joudaki2023.simulation_summaries
+import isonorm.experiments.joudaki2023.image_mlp_summaries
+import isonorm.experiments.joudaki2023.gpt2_summaries
+import isonorm.experiments.joudaki2023.simulations
+import isonorm.experiments.joudaki2023.image_mlps
+import isonorm.experiments.joudaki2023.gpt2_probe
 
 J23 = config["joudaki2023"]
 
@@ -40,64 +47,52 @@ register_results(
         for run_set in ("fig2_runs", "fig7_runs")
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}
-        "isonorm.experiments.joudaki2023.strengths:claims",
-        "isonorm.experiments.joudaki2023.simulation_summaries:claims",
-        "isonorm.experiments.joudaki2023.image_mlp_summaries:claims",
-        "isonorm.experiments.joudaki2023.gpt2_summaries:claims",
+        isonorm.experiments.joudaki2023.strengths.claims,
+        isonorm.experiments.joudaki2023.simulation_summaries.claims,
+        isonorm.experiments.joudaki2023.image_mlp_summaries.claims,
+        isonorm.experiments.joudaki2023.gpt2_summaries.claims,
     ],
 )
 
 
 # --- isometry strength β: Tables 2, B.1 and Fig. B.1 (CPU, seconds) ---------------------------------
 
-rule joudaki2023_strengths:
+use rule simulation_job as joudaki2023_strengths with:
     output:
         results("joudaki2023", "strengths", "{item}.parquet"),
     wildcard_constraints:
         item="|".join(STRENGTH_ITEMS),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.joudaki2023.strengths:isometry_strengths", item_settings(J23, "strengths", wc.item)
+            isonorm.experiments.joudaki2023.strengths.isometry_strengths, item_settings(J23, "strengths", wc.item)
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "strengths-{item}"),
-    script:
-        "../scripts/run_experiment.py"
+    benchmark:
+        benchmark_path("joudaki2023_strengths", "{item}")
 
 
 # --- the mean-field simulator: Figs. 4, 5, 6, 8a, 8b, 9, A.1, B.2, B.3 (CPU; fig5_6 feeds Figs. 5 and 6) ---
 
-rule joudaki2023_simulation:
+use rule simulation_job as joudaki2023_simulation with:
     output:
         results("joudaki2023", "simulations", "{simulation}.parquet"),
     wildcard_constraints:
         simulation="|".join(SIMULATION_ITEMS),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.joudaki2023.simulations:run_grid",
+            isonorm.experiments.joudaki2023.simulations.run_grid,
             item_settings(J23, "simulator", wc.simulation),
             item=wc.simulation,
             device=config["device"],
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "simulation-{simulation}"),
     benchmark:
         benchmark_path("joudaki2023_simulation", "{simulation}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule joudaki2023_simulation_reading:
+use rule simulation_job as joudaki2023_simulation_reading with:
     """An alternative reading of a simulator item's grid (its `readings:` entry, decision D19), or more runs."""
     output:
         results("joudaki2023", "simulations", "{simulation}--{reading}.parquet"),
@@ -106,29 +101,22 @@ rule joudaki2023_simulation_reading:
         reading="[a-z0-9_]+",
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.joudaki2023.simulations:run_grid",
+            isonorm.experiments.joudaki2023.simulations.run_grid,
             item_settings(J23, "simulator", wc.simulation),
             item=wc.simulation,
             reading=wc.reading,
             device=config["device"],
         ),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "simulation-{simulation}--{reading}"),
     benchmark:
         benchmark_path("joudaki2023_simulation", "{simulation}--{reading}")
-    script:
-        "../scripts/run_experiment.py"
 
 # --- image MLPs (D.0 (B)): LayerNorm → Linear → activation; Figs. 2, 3, 7, B.4, B.6, B.7 ------------------
 # Library: src/isonorm/experiments/joudaki2023/image_mlps.py. At-init items need a data set but no training
 # (no GPU resource); the two training run sets stack all reruns of one activation in one job (gpu=1).
 
-rule joudaki2023_fig3:
+use rule at_init_job as joudaki2023_fig3 with:
     """Fig. 3: LN-output gaps of fresh width-5000 MLPs, all activations in one job."""
     input:
         dataset_ready(J23["fig3"]["dataset"]),
@@ -136,22 +124,17 @@ rule joudaki2023_fig3:
         results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet"),
     params:
         run=experiment(
-            "isonorm.experiments.joudaki2023.image_mlps:fig3", item_settings(J23, "image_mlp", "fig3"), **data_kwargs(J23["fig3"]["dataset"])
+            isonorm.experiments.joudaki2023.image_mlps.fig3,
+            item_settings(J23, "image_mlp", "fig3"),
+            **data_kwargs(J23["fig3"]["dataset"]),
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "fig3"),
     benchmark:
         benchmark_path("joudaki2023_fig3")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule joudaki2023_figb4:
+use rule at_init_job as joudaki2023_figb4 with:
     """Fig. B.4: four width profiles of fresh ReLU MLPs, one job per data set."""
     input:
         lambda wc: dataset_ready(wc.dataset),
@@ -161,22 +144,17 @@ rule joudaki2023_figb4:
         dataset="|".join(J23["figb4"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.joudaki2023.image_mlps:figb4", item_settings(J23, "image_mlp", "figb4"), **data_kwargs(wc.dataset)
+            isonorm.experiments.joudaki2023.image_mlps.figb4,
+            item_settings(J23, "image_mlp", "figb4"),
+            **data_kwargs(wc.dataset),
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "figb4-{dataset}"),
     benchmark:
         benchmark_path("joudaki2023_figb4", "{dataset}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule joudaki2023_train_runs:
+use rule training_job as joudaki2023_train_runs with:
     """Figs. 2/B.6 (fig2_runs) and 7/B.7 (fig7_runs): all reruns of one activation trained stacked."""
     input:
         lambda wc: dataset_ready(J23[wc.runs]["dataset"]),
@@ -186,27 +164,20 @@ rule joudaki2023_train_runs:
         runs="fig2_runs|fig7_runs",
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.joudaki2023.image_mlps:train_run_set",
+            isonorm.experiments.joudaki2023.image_mlps.train_run_set,
             item_settings(J23, "image_mlp", wc.runs),
             activation=wc.activation,
             item=wc.runs,
             **training_kwargs(J23[wc.runs]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "{runs}-{activation}"),
     benchmark:
         benchmark_path("joudaki2023_train_runs", "{runs}-{activation}")
-    script:
-        "../scripts/run_experiment.py"
 
 # --- Fig. B.5: the GPT-2 probe (pre-trained checkpoint, 10 Simple English Wikipedia texts; CPU is fine) ---
 
-rule joudaki2023_figb5:
+use rule at_init_job as joudaki2023_figb5 with:
     input:
         checkpoint_ready(J23["figb5"]["checkpoint"]),
         dataset_ready(J23["figb5"]["texts"]),
@@ -214,20 +185,13 @@ rule joudaki2023_figb5:
         results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet"),
     params:
         run=lambda wc, input: experiment(
-            "isonorm.experiments.joudaki2023.gpt2_probe:figb5",
+            isonorm.experiments.joudaki2023.gpt2_probe.figb5,
             J23["figb5"],
             checkpoint_dir=str(Path(input[0]).parent),
             texts=str(Path(input[1]).parent),
             device=config["device"],
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("joudaki2023", "figb5"),
     benchmark:
         benchmark_path("joudaki2023_figb5")
-    script:
-        "../scripts/run_experiment.py"

@@ -13,6 +13,15 @@
 #       lu2024_table5_lora — (a) the WikiText-2 Transformer, (b, c) pre-trained checkpoints, (d) LoRA
 #   lu2024-apptable1: notebook — the notation (static)
 
+import isonorm.experiments.lu2024.trained_summaries
+import isonorm.experiments.lu2024.wikitext_summaries
+import isonorm.experiments.lu2024.checkpoint_summaries
+import isonorm.experiments.lu2024.lora_summaries
+import isonorm.experiments.lu2024.trained_nets
+import isonorm.experiments.lu2024.wikitext_transformer
+import isonorm.experiments.lu2024.checkpoint_pii
+import isonorm.experiments.lu2024.lora
+
 L24 = config["lu2024"]
 
 
@@ -45,34 +54,27 @@ register_results(
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}
-        "isonorm.experiments.lu2024.trained_summaries:claims",
-        "isonorm.experiments.lu2024.wikitext_summaries:claims",
-        "isonorm.experiments.lu2024.checkpoint_summaries:claims",
-        "isonorm.experiments.lu2024.lora_summaries:claims",
+        isonorm.experiments.lu2024.trained_summaries.claims,
+        isonorm.experiments.lu2024.wikitext_summaries.claims,
+        isonorm.experiments.lu2024.checkpoint_summaries.claims,
+        isonorm.experiments.lu2024.lora_summaries.claims,
     ],
 )
 
 
-rule lu2024_fig1:
+use rule simulation_job as lu2024_fig1 with:
     """Fig. 1: the weight of one layer of model (F) right after initialisation; no data set, no training."""
     output:
         results("lu2024", "fig1", "init_weights.parquet"),
     params:
-        run=experiment("isonorm.experiments.lu2024.trained_nets:fig1", item_settings(L24, "fnn", "fig1")),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
+        run=experiment(isonorm.experiments.lu2024.trained_nets.fig1, item_settings(L24, "fnn", "fig1")),
     log:
         log_path("lu2024", "fig1"),
     benchmark:
         benchmark_path("lu2024_fig1")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_table1:
+use rule training_job as lu2024_table1 with:
     """Table 1: MNIST FNN Norm_Res/GELU with linearH.1 constant-initialised, one job per optimizer."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
@@ -82,23 +84,19 @@ rule lu2024_table1:
         optimizer="|".join(L24["table1"]["runs"]),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "table1"), item="table1", optimizer=wc.optimizer,
+            isonorm.experiments.lu2024.trained_nets.fnn,
+            item_settings(L24, "fnn", "table1"),
+            item="table1",
+            optimizer=wc.optimizer,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "table1-{optimizer}"),
     benchmark:
         benchmark_path("lu2024_table1", "{optimizer}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_table3:
+use rule training_job as lu2024_table3 with:
     """Table 3 (and Fig. 2 through the saved weights): Original vs Norm_Res × activation/optimizer."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
@@ -111,24 +109,20 @@ rule lu2024_table3:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "table3"), item="table3", optimizer=wc.optimizer,
+            isonorm.experiments.lu2024.trained_nets.fnn,
+            item_settings(L24, "fnn", "table3"),
+            item="table3",
+            optimizer=wc.optimizer,
             variant=wc.variant, activation=wc.activation, weights_path=output.weights,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "table3-{variant}-{activation}-{optimizer}"),
     benchmark:
         benchmark_path("lu2024_table3", "{variant}-{activation}-{optimizer}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_apptable4:
+use rule training_job as lu2024_apptable4 with:
     """App. Table 4: Original / Norm / Res / Norm_Res FNNs, GELU, Adam, one job per variant."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
@@ -138,25 +132,18 @@ rule lu2024_apptable4:
         variant="|".join(L24["apptable4"]["variants"]),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.trained_nets:fnn", item_settings(L24, "fnn", "apptable4"), item="apptable4",
+            isonorm.experiments.lu2024.trained_nets.fnn, item_settings(L24, "fnn", "apptable4"), item="apptable4",
             optimizer=L24["apptable4"]["optimizer"], variant=wc.variant,
             activation=L24["apptable4"]["activation"],
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "apptable4-{variant}"),
     benchmark:
         benchmark_path("lu2024_apptable4", "{variant}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_simple_cnn:
+use rule training_job as lu2024_simple_cnn with:
     """Table 2 (CIFAR-10) and App. Table 2 (CIFAR-100): SimpleCNN, conv1 constant, one job per optimizer."""
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
@@ -167,23 +154,16 @@ rule lu2024_simple_cnn:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.trained_nets:simple_cnn", item_settings(L24, "simple_cnn", wc.item), item=wc.item,
+            isonorm.experiments.lu2024.trained_nets.simple_cnn, item_settings(L24, "simple_cnn", wc.item), item=wc.item,
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "{item}-{optimizer}"),
     benchmark:
         benchmark_path("lu2024_simple_cnn", "{item}-{optimizer}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_resnet18:
+use rule training_job as lu2024_resnet18 with:
     """Table 4 (CIFAR-10) and App. Table 3 (CIFAR-100): ResNet-18 Original vs Norm_Res, per optimizer."""
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
@@ -195,24 +175,17 @@ rule lu2024_resnet18:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.trained_nets:resnet18", item_settings(L24, "resnet18", wc.item), item=wc.item,
+            isonorm.experiments.lu2024.trained_nets.resnet18, item_settings(L24, "resnet18", wc.item), item=wc.item,
             variant=wc.variant, optimizer=wc.optimizer,
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "{item}-{variant}-{optimizer}"),
     benchmark:
         benchmark_path("lu2024_resnet18", "{item}-{variant}-{optimizer}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_table5_transformer:
+use rule training_job as lu2024_table5_transformer with:
     """Table 5, Transformer row: the six-layer word-level Transformer trained on WikiText-2, all seeds."""
     input:
         dataset_ready(L24["table5_transformer"]["corpus"]),
@@ -220,24 +193,17 @@ rule lu2024_table5_transformer:
         results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet"),
     params:
         run=lambda wc, output: experiment(
-            "isonorm.experiments.lu2024.wikitext_transformer:table5_transformer",
+            isonorm.experiments.lu2024.wikitext_transformer.table5_transformer,
             L24["table5_transformer"],
             **training_kwargs(L24["table5_transformer"]["corpus"], output[0] + ".ckpt"),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "table5_transformer"),
     benchmark:
         benchmark_path("lu2024_table5_transformer")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_table5_checkpoints:
+use rule at_init_job as lu2024_table5_checkpoints with:
     """Table 5 (b) (part=plms) and (c) (part=llms): one row per model, matrix and orientation."""
     input:
         lambda wc: [checkpoint_ready(m) for m in L24["table5"][wc.part]["models"]],
@@ -247,23 +213,16 @@ rule lu2024_table5_checkpoints:
         part="plms|llms",
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.lu2024.checkpoint_pii:table5_checkpoints", L24["table5"][wc.part],
+            isonorm.experiments.lu2024.checkpoint_pii.table5_checkpoints, L24["table5"][wc.part],
             checkpoint_root=CHECKPOINT_ROOT, device=config["device"],
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "table5-{part}"),
     benchmark:
         benchmark_path("lu2024_table5_checkpoints", "{part}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule lu2024_table5_lora:
+use rule training_job as lu2024_table5_lora with:
     """Table 5 (d): LoRA fine-tuning of the base LLM with peft, merged; PII of its layer before and after."""
     input:
         checkpoint_ready(L24["table5"]["lora"]["checkpoint"]),
@@ -272,20 +231,13 @@ rule lu2024_table5_lora:
         results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet"),
     params:
         run=lambda wc, input: experiment(
-            "isonorm.experiments.lu2024.lora:table5_lora_runs",
+            isonorm.experiments.lu2024.lora.table5_lora_runs,
             L24["table5"]["lora"],
             checkpoint_dir=str(Path(input[0]).parent),
             instructions=str(Path(input[1]).parent),
             device=config["device"],
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("lu2024", "table5_lora"),
     benchmark:
         benchmark_path("lu2024_table5_lora")
-    script:
-        "../scripts/run_experiment.py"

@@ -13,6 +13,11 @@
 
 from isonorm.experiments.meterez2024 import SWEEP_ITEMS
 from isonorm.experiments.meterez2024.grid_jobs import training_stacks
+import isonorm.experiments.meterez2024.at_init_summaries
+import isonorm.experiments.meterez2024.training_summaries
+import isonorm.experiments.meterez2024.at_init
+import isonorm.experiments.meterez2024.input_rank
+import isonorm.experiments.meterez2024.training_grid
 
 M24 = config["meterez2024"]
 M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100, mnist+fashionmnist, ...
@@ -33,32 +38,25 @@ register_results(
         ),
     },
     claims=[  # each claims(results, config): {item: {quantity: value}}
-        "isonorm.experiments.meterez2024.at_init_summaries:claims",
-        "isonorm.experiments.meterez2024.training_summaries:claims",
+        isonorm.experiments.meterez2024.at_init_summaries.claims,
+        isonorm.experiments.meterez2024.training_summaries.claims,
     ],
 )
 
 
-rule meterez2024_fig1:
+use rule simulation_job as meterez2024_fig1 with:
     """Fig. 1: φ of fc outputs of linear orthogonal BN-MLPs on a synthetic input, with Theorem 1's line."""
     output:
         results("meterez2024", "fig1", "synthetic.parquet"),
     params:
-        run=experiment("isonorm.experiments.meterez2024.at_init:fig1", M24["fig1"], device=config["device"]),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
+        run=experiment(isonorm.experiments.meterez2024.at_init.fig1, M24["fig1"], device=config["device"]),
     log:
         log_path("meterez2024", "fig1"),
     benchmark:
         benchmark_path("meterez2024_fig1")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule meterez2024_at_init:
+use rule at_init_job as meterez2024_at_init with:
     """Figs. 2, 3, 5/G5, G6, E1, E2: fresh networks on one seeded CIFAR-10 train batch, one job per figure
     (all variants × depths, 10 runs stacked per (variant, depth))."""
     input:
@@ -69,25 +67,18 @@ rule meterez2024_at_init:
         item="|".join(SWEEP_ITEMS),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.meterez2024.at_init:gradient_sweep",
+            isonorm.experiments.meterez2024.at_init.gradient_sweep,
             item_settings(M24, "at_init", wc.item),
             item=wc.item,
             **data_kwargs(M24["at_init"]["dataset"]),
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("meterez2024", "at_init-{item}"),
     benchmark:
         benchmark_path("meterez2024_at_init", "{item}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule meterez2024_tabled1:
+use rule at_init_job as meterez2024_tabled1 with:
     """Table D1: Gram ranks and mean cosines of 100 input batches per n, one job per data set."""
     input:
         lambda wc: dataset_ready(wc.dataset),
@@ -97,22 +88,15 @@ rule meterez2024_tabled1:
         dataset="|".join(M24["tabled1"]["datasets"]),
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.meterez2024.input_rank:tabled1", M24["tabled1"], **data_kwargs(wc.dataset)
+            isonorm.experiments.meterez2024.input_rank.tabled1, M24["tabled1"], **data_kwargs(wc.dataset)
         ),
-    threads: AT_INIT.threads
-    resources: **AT_INIT.resources
-    group: AT_INIT.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("meterez2024", "tabled1-{dataset}"),
     benchmark:
         benchmark_path("meterez2024_tabled1", "{dataset}")
-    script:
-        "../scripts/run_experiment.py"
 
 
-rule meterez2024_training:
+use rule training_job as meterez2024_training with:
     """Figs. 4/6/F1/F2/G1-G4: all activations of one data-set stack (config `stacks`) at one depth, 1000 epochs
     (paper preset)."""
     input:
@@ -124,19 +108,12 @@ rule meterez2024_training:
         depth=r"\d+",
     params:
         run=lambda wc: experiment(
-            "isonorm.experiments.meterez2024.training_grid:train_grid_job",
+            isonorm.experiments.meterez2024.training_grid.train_grid_job,
             M24["training"],
             **training_kwargs(wc.stack, results("meterez2024", "training", f"{wc.stack}-d{wc.depth}.ckpt")),
             depth=int(wc.depth),
         ),
-    threads: TRAINING.threads
-    resources: **TRAINING.resources
-    group: TRAINING.group
-    conda:
-        "../envs/pipeline.yaml"
     log:
         log_path("meterez2024", "training-{stack}-d{depth}"),
     benchmark:
         benchmark_path("meterez2024_training", "{stack}-d{depth}")
-    script:
-        "../scripts/run_experiment.py"

@@ -23,18 +23,32 @@ KIND_NAMES = {"LOCAL": "local", "SIMULATION": "simulation", "AT_INIT": "at_init"
 
 def rule_kinds(workdir: Path = REPO) -> dict[str, str]:
     """Rule name -> the kind of job it declares (`threads: TRAINING.threads`, `resources: **TRAINING.resources`
-    and, but for local rules, `group: TRAINING.group` -> training), from rules/*.smk; a rule that declares none,
-    or lines of different kinds, maps to ''."""
-    kinds = {}
+    and, but for local rules, `group: TRAINING.group` -> training), from rules/*.smk; a rule made with `use rule
+    <template> as <name> with:` and no such lines of its own has its template's kind. A rule that declares none, or
+    lines of different kinds, maps to ''. The templates of rules/experiment_jobs.smk are no jobs and not listed."""
+    declared, templates, bases = {}, set(), {}
     for smk in sorted((workdir / "rules").glob("*.smk")):
-        for match in re.finditer(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", smk.read_text(), re.MULTILINE):
-            name, body = match.groups()
+        block = r"\n((?:[ \t]+.*\n|\n)*)"
+        for match in re.finditer(rf"^(?:rule (\w+):|use rule (\w+) as (\w+) with:){block}", smk.read_text(),
+                                 re.MULTILINE):
+            plain, base, derived, body = match.groups()
+            name = plain or derived
+            if base:
+                bases[name] = base
+            if smk.name == "experiment_jobs.smk":
+                templates.add(name)
             lines = [re.search(pattern, body, re.MULTILINE) for pattern in (
                 r"^\s+threads: (\w+)\.threads$", r"^\s+resources: \*\*(\w+)\.resources$", r"^\s+group: (\w+)\.group$")]
+            if not any(lines):
+                continue
             names = {m and m.group(1) for m in lines[:2]} | ({lines[2] and lines[2].group(1)} if "LOCAL" not in
                                                             {m and m.group(1) for m in lines[:2]} else set())
-            kinds[name] = KIND_NAMES.get(names.pop(), "") if len(names) == 1 else ""
-    return kinds
+            declared[name] = KIND_NAMES.get(names.pop(), "") if len(names) == 1 else ""
+
+    def kind(name: str) -> str:
+        return declared[name] if name in declared else kind(bases[name]) if name in bases else ""
+
+    return {name: kind(name) for name in {*declared, *bases} - templates}
 
 
 def table(rows: list[dict]) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """Each rules/<slug>.smk opens with its paper's contents, item id by item id, and they stay true: every item the
 notebook names is listed once, under a rule of the file (or "notebook" for an item drawn without results), and
-every rule of the file is listed (docs/architecture.md §11, "Per-paper rules"). With the rules naming their
-library functions in full, `grep -rn '"<item id>"\\|<item id>:' rules notebooks` finds an item's rule, function
-and notebook cell."""
+every rule of the file is listed (docs/architecture.md §11, "Per-paper rules"). The rules name their library
+functions as Python references (`experiment(isonorm.experiments.<slug>.<module>.<function>, ...)`), never as a
+string, so that an editor follows them and a rename reaches them."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import pytest
 
 from conftest import PAPERS, REPO
 from isonorm.report.ids import named_items
-from isonorm.workflow import resolve_function
+from isonorm.callables import resolve
 
 CONTENTS_START = "# Contents, item id: rule"
-RULE = re.compile(r"^rule (\w+):", re.MULTILINE)
-EXPERIMENT = re.compile(r'experiment\(\s*"([\w.]+:\w+)"')
+RULE = re.compile(r"^(?:rule (\w+):|use rule \w+ as (\w+) with:)", re.MULTILINE)
+# a library function's name written as a string ("package.module:function"), where a rule should hold the function
+NAMED_BY_STRING = re.compile(r"""["'](isonorm\.[\w.]+:\w+)["']""")
+EXPERIMENT = re.compile(r"experiment\(\s*(isonorm\.[\w.]+)\.(\w+),")
+CLAIMS = re.compile(r"^\s+(isonorm\.experiments\.[\w.]+)\.(\w+),$", re.MULTILINE)
 
 
 def contents(slug: str) -> dict[str, list[str]]:
@@ -44,7 +47,7 @@ def test_the_contents_list_every_item_of_the_notebook_under_a_rule_of_the_file(s
     notebook = named_items((REPO / "notebooks" / f"{slug}.py").read_text(encoding="utf-8"), slug)
     assert set(listed) == set(notebook), {"not in the notebook": sorted(set(listed) - set(notebook)),
                                           "not in the contents": sorted(set(notebook) - set(listed))}
-    rules = set(RULE.findall((REPO / "rules" / f"{slug}.smk").read_text(encoding="utf-8")))
+    rules = {plain or derived for plain, derived in RULE.findall((REPO / "rules" / f"{slug}.smk").read_text("utf-8"))}
     named = {rule for entry in listed.values() for rule in entry} - {"notebook"}
     assert named == rules, {"unknown": sorted(named - rules), "unlisted": sorted(rules - named)}
 
@@ -58,9 +61,14 @@ def test_every_referenced_item_is_named_by_the_notebook(slug):
     assert referenced <= named, sorted(referenced - named)
 
 
-def test_every_rule_names_a_library_function_that_exists_in_full():
-    """architecture §11: a search for the function's full path finds its rule."""
+def test_rules_hold_their_library_functions_not_their_names():
+    """No rule or claims list names a function as a string; each reference resolves to a function of the library
+    (the job receives its name, isonorm.callables.name_of)."""
+    referenced = 0
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        for spec in EXPERIMENT.findall(smk.read_text(encoding="utf-8")):
-            assert spec.startswith("isonorm."), f"{smk.name}: {spec}"
-            assert callable(resolve_function(spec)), f"{smk.name}: {spec}"
+        text = smk.read_text(encoding="utf-8")
+        assert not NAMED_BY_STRING.findall(text), f"{smk.name} names functions as strings: {NAMED_BY_STRING.findall(text)}"
+        for module, name in [*EXPERIMENT.findall(text), *CLAIMS.findall(text)]:
+            assert callable(resolve(f"{module}:{name}")), f"{smk.name}: {module}.{name}"
+            referenced += 1
+    assert referenced >= 30  # every experiment rule and every claims function of the four papers

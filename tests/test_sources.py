@@ -28,7 +28,8 @@ from isonorm.sources import (
     link_or_copy,
     read_marker,
 )
-from isonorm.workflow import FETCH_KINDS, resolve_function
+from isonorm.callables import resolve
+from isonorm.workflow import FETCH_KINDS
 
 TOY_ENTRIES = {"alpha": "the first", "beta": "the second"}
 
@@ -240,7 +241,7 @@ def test_every_kind_keeps_a_complete_folder_and_refuses_another_request(tmp_path
 
 def test_the_workflow_names_every_kind_by_its_own_name():
     for name, target in FETCH_KINDS.items():
-        assert resolve_function(target).name == name
+        assert resolve(target).name == name
 
 
 def test_sources_import_neither_data_nor_checkpoints():

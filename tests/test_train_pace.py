@@ -90,7 +90,7 @@ def test_the_workflow_hands_the_jobs_settings_to_the_engine(monkeypatch):
     def experiment(cfg, device=None):
         return pd.DataFrame({"items": [len(list(sampled(range(5))))]})
 
-    monkeypatch.setattr("isonorm.workflow.resolve_function", lambda spec: experiment)
+    monkeypatch.setattr("isonorm.workflow.resolve", lambda spec: experiment)
     run = {"function": "paper:experiment", "config": {}, "kwargs": {}}
     frame, cost = costed_experiment(run, Job())
     assert frame["items"].tolist() == [5] and cost == {}

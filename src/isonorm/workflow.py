@@ -6,7 +6,6 @@ Scripts under scripts/ are three lines each; everything a test may want to reach
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import sys
@@ -17,6 +16,7 @@ from typing import Any, Callable, Iterator
 import pandas as pd
 import torch
 
+from .callables import resolve
 from .provenance import device_description
 from .run_status import clear_failure, record_failure
 from .runtime import resolve_device
@@ -69,12 +69,6 @@ def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
     log.info("rule %s done in %.1f s", snakemake.rule, time.perf_counter() - start)
 
 
-def resolve_function(spec: str) -> Callable[..., Any]:
-    """``package.module:function`` -> the function."""
-    module_name, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module_name), name)
-
-
 def job_device(run: dict[str, Any]) -> torch.device | None:
     """The device of a job whose function takes one (``device`` among its kwargs, the config's ``device``),
     resolved once, here, and logged; None for a function without one. On a machine whose GPU torch cannot use,
@@ -90,7 +84,7 @@ def run_experiment(run: dict[str, Any], device: torch.device | None = None) -> p
     """Call the library function a rule names (rules/common.smk ``experiment``) with its settings, on ``device``
     (:func:`job_device`) when it takes one."""
     kwargs = {**run["kwargs"], **({"device": device} if device is not None else {})}
-    frame = resolve_function(run["function"])(run["config"], **kwargs)
+    frame = resolve(run["function"])(run["config"], **kwargs)
     if not isinstance(frame, pd.DataFrame) or frame.empty:
         raise RuntimeError(f"{run['function']} returned no measurements")
     return frame
@@ -145,5 +139,5 @@ def fetch_source(snakemake: Any) -> None:
     if snakemake.params.kind not in FETCH_KINDS:
         raise ValueError(f"unknown kind of input {snakemake.params.kind!r}; known: {sorted(FETCH_KINDS)}")
     entry = {key: value for key, value in snakemake.params.entry.items() if value is not None}
-    kind = resolve_function(FETCH_KINDS[snakemake.params.kind])
+    kind = resolve(FETCH_KINDS[snakemake.params.kind])
     fetch(kind, name, snakemake.params.root, entry.pop("source"), retries=snakemake.params.retries, **entry)

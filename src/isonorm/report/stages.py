@@ -18,10 +18,10 @@ def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str
     """``<RESULTS>/<slug>/claims.parquet``: the quantities the paper's claims functions measure from ``results``
     (result key -> files; a key the run did not produce is absent, and its items' quantities with it)."""
     from ..results import write_results
-    from ..workflow import resolve_function
+    from ..callables import resolve
     from .claims import measure_parts
 
-    parts = [resolve_function(spec) for spec in claim_functions]
+    parts = [resolve(spec) for spec in claim_functions]
     frame = measure_parts(slug, parts, results, config[slug])
     write_results(frame, output, config={"paper": slug, "preset": config["preset"]})
 

@@ -1,30 +1,26 @@
 # Example et al. (2099), "How independent are the columns of a random matrix?": a one-item paper that shows the
 # places an item lives (docs/adding.md). Library: src/isonorm/experiments/example2099.py.
-#   Fig. 1    PII of fresh Gaussian matrices vs width, no data      example2099_fig1
+# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
+#   example2099-fig1: example2099_fig1 — PII of fresh Gaussian matrices vs width, no data
+
+import isonorm.experiments.example2099
 
 EX = config["example2099"]
 
 register_results(
     "example2099",
     data_free={"fig1": [results("example2099", "fig1", "matrices.parquet")]},
-    claims=["isonorm.experiments.example2099:claims"],
+    claims=[isonorm.experiments.example2099.claims],
 )
 
 
-rule example2099_fig1:
+use rule simulation_job as example2099_fig1 with:
     """Fig. 1: PII of fresh d × d Gaussian matrices, one per run and width."""
     output:
         results("example2099", "fig1", "matrices.parquet"),
     params:
-        run=experiment("isonorm.experiments.example2099:fig1", EX["fig1"]),
-    threads: SIMULATION.threads
-    resources: **SIMULATION.resources
-    group: SIMULATION.group
-    conda:
-        "../envs/pipeline.yaml"
+        run=experiment(isonorm.experiments.example2099.fig1, EX["fig1"]),
     log:
         log_path("example2099", "fig1"),
     benchmark:
         benchmark_path("example2099_fig1")
-    script:
-        "../scripts/run_experiment.py"
