@@ -1,7 +1,7 @@
 """Streamed PII of one layer of a LLaMA-7B-shaped checkpoint against building the whole model (Table 5 (c)).
 
 Writes, locally and without any download, a sharded fp16 safetensors checkpoint with LLaMA-7B's shapes
-(hidden 4096, intermediate 11008, 32 heads, vocabulary 32000; A-Table5c) and ``--layers`` layers
+(hidden 4096, intermediate 11008, 32 heads, vocabulary 32000; lu2024-table5 (c)) and ``--layers`` layers
 (default 32, the real model: 13.5 GB), split into shards of at most ``--shard-gb`` (default 10 GB, as
 huggyllama/llama-7b's first shard). Each tensor is written as soon as it is drawn, so writing needs no more
 memory than the largest tensor. Then, each in a fresh subprocess (its own peak RSS, ``ru_maxrss``):
@@ -38,7 +38,7 @@ from pathlib import Path
 import torch
 
 RESULTS = Path(__file__).parent / "results"
-# LLaMA-7B (huggyllama/llama-7b config.json): the shapes of A-Table5c.
+# LLaMA-7B (huggyllama/llama-7b config.json): the shapes of lu2024-table5 (c).
 LLAMA_7B = {"hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32, "vocab_size": 32000}
 
 

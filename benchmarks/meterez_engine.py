@@ -1,6 +1,6 @@
 """Steps per second and ops per step of the meterez2024 training engine vs a plain eager loop; the grid cost.
 
-Model: the training architecture of C-Fig4 (width 100, batch 100, torch BN + bias, orthogonal, gain
+Model: the training architecture of meterez2024-fig4 (width 100, batch 100, torch BN + bias, orthogonal, gain
 exponent 0.4, plain SGD lr 0.001) on CIFAR-shaped random inputs (3072 features). Methods:
 
 - ``eager``: one ``single_run_reference`` network (nn.Sequential, 10 classes), ``torch.optim.SGD``,
@@ -48,14 +48,14 @@ from isonorm.models.bn_mlp import BNMLPConfig, single_run_reference
 from isonorm.provenance import provenance
 from isonorm.runtime import generator, resolve_device
 
-ACTS = ("sin", "tanh", "identity")  # C-Fig4 panels
+ACTS = ("sin", "tanh", "identity")  # meterez2024-fig4 panels
 STEPS_PER_EPOCH = {"cifar10": 500, "cifar100": 500, "mnist": 600, "fashionmnist": 600}  # 50000/100, 60000/100
 STACKS = (("cifar10", "cifar100"), ("mnist", "fashionmnist"))  # config.yaml meterez2024: training: stacks
-GRID_DEPTHS = (100, 500, 1000)  # C-Fig4
+GRID_DEPTHS = (100, 500, 1000)  # meterez2024-fig4
 EPOCHS = 1000  # decision C5 "paper" preset
 GOAL_HOURS = {"goal": 24.0, "stretch": 8.0}  # the grid's speed goal on one H200
-N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device (eager); C-Fig4 batch and lr
-GRID_CFG = {  # the keys of config.yaml meterez2024: training: that grid_training reads, at C-Fig4's values
+N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device (eager); meterez2024-fig4 batch and lr
+GRID_CFG = {  # the keys of config.yaml meterez2024: training: that grid_training reads, at meterez2024-fig4's values
     "width": 100, "batch_size": BATCH, "lr": LR, "epochs": 2, "activations": list(ACTS), "gain_exponent": 0.4,
     "norm": "torch_bn", "bias": True, "init": "orthogonal", "checkpoint_every": 1, "measure_on_copy": False,
     "cuda_graph": "auto",

@@ -7,7 +7,7 @@ records seconds and the ratio originals / project:
 
 | workload | the originals' approach | the project's function |
 |---|---|---|
-| daneshmand2021 Fig. 2a (d = 512, n = 4, 50 layers, 20 runs) | a loop over runs and layers, ``np.random.randn(d, d)`` (NumPy's legacy global generator) per layer, H ← BN(W H), ln ‖HᵀH − I/n‖_F (B-Fig2a) | ``simulations.gap_through_depth`` (the config's sampler, decision B14) |
+| daneshmand2021 Fig. 2a (d = 512, n = 4, 50 layers, 20 runs) | a loop over runs and layers, ``np.random.randn(d, d)`` (NumPy's legacy global generator) per layer, H ← BN(W H), ln ‖HᵀH − I/n‖_F (daneshmand2021-fig2a) | ``simulations.gap_through_depth`` (the config's sampler, decision B14) |
 | daneshmand2021 Fig. 2b at d = 512 (600 layers, 20 runs) | the same, 600 layers, V not logged | the same |
 | joudaki2023 Fig. 4 grid (d = 1000, n = 10, 30 layers, 12 configurations × 10 runs) | Monte Carlo constants per activation; a loop over configurations, runs and layers: ``torch.randn(d, d) * gain / √d`` per layer, float32, the stats (two Gram products, two eigvalsh, two potential gaps) before and after the normalization, one dict per record, a DataFrame at the end (D.0 (A)) | ``simulations.run_grid(item="fig4")`` |
 | meterez2024 SGD step (depth 100 and 500; 6 runs) | one run at a time: layers looked up by name in a Python loop, ``optim.SGD``, a shuffled copy of the data per epoch and contiguous batches, the step's accuracy and two ``loss.item()`` (C.0) | the grid's engine step, 6 runs stacked (``meterez_engine.py``) |

@@ -2,7 +2,7 @@
 
 Same model in every method: the daneshmand2021 Fig. 4b MLP (20 Linear layers, width 800, no bias, ReLU,
 Xavier-uniform gain √2) on CIFAR-10-shaped random data (3×32×32 uint8 images, 10 classes), batch 500,
-SGD lr 0.01 (B-Fig4a/B-Fig4b setup). Methods:
+SGD lr 0.01 (daneshmand2021-fig4a/daneshmand2021-fig4b setup). Methods:
 
 - ``naive``: what the notebooks did: a torchvision-style dataset that turns each uint8 image into a PIL
   image and applies ToTensor + Normalize(0.5, 0.5) per sample, a shuffling DataLoader (num_workers 0),
@@ -40,7 +40,7 @@ from isonorm.train import OptimizerConfig, TrainConfig, train_stacked
 
 RESULTS = Path(__file__).parent / "results"
 CLASSES = 10
-BATCH_SIZE = 500  # B-Fig4a "batch 500"
+BATCH_SIZE = 500  # daneshmand2021-fig4a "batch 500"
 LR = 0.01  # same setup, "SGD lr 0.01 (no momentum, no weight decay)"
 MEAN = STD = (0.5, 0.5, 0.5)  # same setup, "ToTensor + Normalize(0.5, 0.5)"
 
@@ -146,8 +146,8 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--n-samples", type=int, default=None, help="default 50000 on GPU (CIFAR-10), 5000 on CPU")
     parser.add_argument("--runs", type=int, default=4, help="runs: stacked by the engine, one by one otherwise")
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--width", type=int, default=800, help="B-Fig4a: width 800")
-    parser.add_argument("--depth", type=int, default=20, help="Linear layers; B-Fig4b: 20")
+    parser.add_argument("--width", type=int, default=800, help="daneshmand2021-fig4a: width 800")
+    parser.add_argument("--depth", type=int, default=20, help="Linear layers; daneshmand2021-fig4b: 20")
     return parser.parse_args(argv)
 
 

@@ -31,7 +31,8 @@ from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages.joudaki2023 import listed, strength_table
 
 # The originals' look (D.0 (A) "Plot helpers"): whitegrid, context "paper", font scale 1.5.
-cfg, render, load = open_paper("joudaki2023", run)
+page = open_paper("joudaki2023", run)
+cfg, render, load = page
 
 # %% [markdown]
 # ## Figure 1 — the geometric reading of isometry
@@ -135,9 +136,10 @@ if df is not None:
 from IPython.display import display
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as sims
+from isonorm.experiments.joudaki2023.simulations import reading_config
 from isonorm.report.pages.joudaki2023 import (D4_NOTE, LABELS, draw_spread, fig5_6_caption, fig5_6_method,
                                               gain_panels, grid_note, in_words, layer_chain, line_graph, runs_of,
-                                              settings, sim_method, sim_note)
+                                              sim_method, sim_note)
 
 # %% [markdown]
 # ### Figure 4 — layer centering vs mean-field centering
@@ -146,14 +148,14 @@ from isonorm.report.pages.joudaki2023 import (D4_NOTE, LABELS, draw_spread, fig5
 df = load("simulations/fig4.parquet", "joudaki2023-fig4")
 if df is not None:
     acts = list(dict.fromkeys(df.activation))
-    g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig4"], LABELS["centering"], col_order=acts)
+    g = line_graph(sims.line_rows(df), *sims.PLOTTED["joudaki2023-fig4"], LABELS["centering"], col_order=acts)
     unplotted = (" The run without centering is simulated too (as in the original) but not drawn."
                  if "none" in set(df.centering) else "")
     render.figure(
         g.figure, "joudaki2023-fig4",
         f"−log I(G^ℓ) with {in_words(df, 'normalization')} after layer centering (a − ā) or mean-field centering "
         f"(a − c0), for {', '.join(acts)}: {grid_note(df, gain=True, bias=True)}.",
-        method=sim_method(settings(cfg, "simulator", "fig4")),
+        method=sim_method(page.settings("simulations/fig4.parquet")),
         deviations="D10: colours follow the caption (MF blue, layer orange; the original's seaborn order gave "
                    "the reverse)." + unplotted,
     )
@@ -210,17 +212,21 @@ mc_constants = load("simulations/fig5_6--mc_constants.parquet")  # decision D20:
 if df is None:
     render.not_run("joudaki2023-fig5", NOT_RUN)
 else:
-    acts, sim = list(dict.fromkeys(df.activation)), settings(cfg, "simulator", "fig5_6")
-    hue, order = sims.PLOTTED["fig5"]
+    acts, sim = list(dict.fromkeys(df.activation)), page.settings("simulations/fig5_6.parquet")
+    hue, order = sims.PLOTTED["joudaki2023-fig5"]
     if mc_constants is None:
-        g, beside, reading = line_graph(sims.line_rows(df), hue, order, LABELS["fig5"], col_order=acts), "", ""
+        g = line_graph(sims.line_rows(df), hue, order, LABELS["joudaki2023-fig5"], col_order=acts)
+        beside = reading = ""
     else:
         both = pd.concat([df, mc_constants.assign(normalization="none_mc")], ignore_index=True)
         g = line_graph(sims.line_rows(both), hue, [*order, "none_mc"],
-                       {**LABELS["fig5"], "none_mc": "x ← a − c0, c0 by Monte Carlo"}, col_order=acts,
+                       {**LABELS["joudaki2023-fig5"], "none_mc": "x ← a − c0, c0 by Monte Carlo"}, col_order=acts,
                        dashed=["none_mc"], ncol=3)
         beside = " Dashed: no normalization with c0, c1, Eσ² by Monte Carlo, as the originals (decision D20)."
-        reading = fig5_reading(df, mc_constants, {**sim, **cfg["fig5_6"]["readings"]["mc_constants"]})
+        # the reading's settings as its job applied them to the item's (decision D19)
+        mc_settings = reading_config(page.settings("simulations/fig5_6--mc_constants.parquet"), "mc_constants",
+                                     "fig5_6")
+        reading = fig5_reading(df, mc_constants, mc_settings)
     render.figure(
         g.figure, "joudaki2023-fig5",
         fig5_6_caption(df, "no normalization (blue) vs LayerNorm (orange)", beside),
@@ -235,7 +241,7 @@ more_runs = load("simulations/fig5_6--more_runs.parquet")  # decision D21: more 
 if df is None:
     render.not_run("joudaki2023-fig6", NOT_RUN)
 else:
-    g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig6"], LABELS["fig6"],
+    g = line_graph(sims.line_rows(df), *sims.PLOTTED["joudaki2023-fig6"], LABELS["joudaki2023-fig6"],
                    col_order=list(dict.fromkeys(df.activation)), ncol=None if more_runs is None else 2)
     beside = reading = ""
     if more_runs is not None:
@@ -248,7 +254,7 @@ else:
     render.figure(
         g.figure, "joudaki2023-fig6",
         fig5_6_caption(df, "LayerNorm (blue) vs division by √σ̄(1) = √(Eσ² − c0²) (orange)", beside),
-        method=fig5_6_method(settings(cfg, "simulator", "fig5_6"), reading),
+        method=fig5_6_method(page.settings("simulations/fig5_6.parquet"), reading),
         deviations="Legend added (the original has none)." + ("" if more_runs is None else (
             f" The spread of the {listed(more_runs.activation)} curve's means is drawn beside the default "
             "(decision D21).")),
@@ -293,7 +299,7 @@ else:
         f"−log I(G^ℓ) with {in_words(df, 'centering')} and {in_words(df, 'normalization')} for "
         f"{listed(df.activation)}: {grid_note(df)}."
         + ("" if narrow is None else f" Dashed: the same at d = {narrow.width.iloc[0]} (decision D22)."),
-        method=sim_method(settings(cfg, "simulator", "fig8a"))
+        method=sim_method(page.settings("simulations/fig8a.parquet"))
         + ("" if narrow is None else fig8a_reading(df, narrow)),
         deviations="D5: the final notebook never recomputed this figure (its recompute line is commented out; the "
                    "saved plot came from an earlier in-memory table, an older version also ran LayerNorm). We run "
@@ -305,13 +311,13 @@ else:
 # %%
 df = load("simulations/fig8b.parquet", "joudaki2023-fig8b")
 if df is not None:
-    g = line_graph(sims.line_rows(df.assign(panel="")), *sims.PLOTTED["fig8b"], LABELS["fig8b"], col="panel",
-                   height=3.5, aspect=1.2)
+    g = line_graph(sims.line_rows(df.assign(panel="")), *sims.PLOTTED["joudaki2023-fig8b"], LABELS["joudaki2023-fig8b"],
+                   col="panel", height=3.5, aspect=1.2)
     render.figure(
         g.figure, "joudaki2023-fig8b",
         f"−log I(G^ℓ) of {listed(df.activation)} networks with {layer_chain(df)} after (LN(σ(Wx)), eq. 1) or "
         f"before (σ(LN(Wx))) the activation: {grid_note(df)}.",
-        method=sim_method(settings(cfg, "simulator", "fig8b")),
+        method=sim_method(page.settings("simulations/fig8b.parquet")),
     )
 
 # %% [markdown]
@@ -341,8 +347,8 @@ if df is None:
     render.not_run("joudaki2023-fig9", NOT_RUN)
 else:
     widths = sorted(df.width.unique())
-    g = line_graph(sims.line_rows(df), *sims.PLOTTED["fig9"], LABELS["fig9"], col="width", col_order=widths,
-                   col_titles="d={col_name}", ncol=None if more_runs is None else 2)
+    g = line_graph(sims.line_rows(df), *sims.PLOTTED["joudaki2023-fig9"], LABELS["joudaki2023-fig9"], col="width",
+                   col_order=widths, col_titles="d={col_name}", ncol=None if more_runs is None else 2)
     beside = reading = ""
     if more_runs is not None:
         pooled, block = sims.pooled_runs(df, more_runs), runs_of(df)
@@ -356,7 +362,7 @@ else:
         f"−log I(G^ℓ) of {listed(df.activation)} networks with {in_words(df, 'centering')}, then mean-field "
         f"normalization (blue) or LayerNorm (orange), for d ∈ {{{', '.join(map(str, widths))}}}: "
         f"{grid_note(df, width=False)}.{beside}",
-        method=sim_method(settings(cfg, "simulator", "fig9")) + reading,
+        method=sim_method(page.settings("simulations/fig9.parquet")) + reading,
         deviations="Legend added (the original has none)."
                    + (" The spread of the runs' means is drawn beside the default (decision D23)." if reading else ""),
     )
@@ -367,7 +373,8 @@ else:
 # %%
 df = load("simulations/figa1.parquet", "joudaki2023-figa1")
 if df is not None:
-    acts, rows, sim = list(dict.fromkeys(df.activation)), sims.theory_rows(df), settings(cfg, "simulator", "figa1")
+    acts, rows = list(dict.fromkeys(df.activation)), sims.theory_rows(df)
+    sim = page.settings("simulations/figa1.parquet")
     g = sns.FacetGrid(rows, col="activation", col_order=acts, height=3.2)
     g.map_dataframe(sns.lineplot, x="layer", y="gamma_theory", linestyle="dashed", color="k", label="theory", **CI)
     g.map_dataframe(sns.lineplot, x="layer", y="gamma", linestyle="solid", label="empirical", **CI)
@@ -393,7 +400,8 @@ if df is not None:
 # %%
 df = load("simulations/figb2.parquet", "joudaki2023-figb2")
 if df is not None:
-    acts, gains, sim = list(dict.fromkeys(df.activation)), sorted(df.gain.unique()), settings(cfg, "simulator", "figb2")
+    acts, gains = list(dict.fromkeys(df.activation)), sorted(df.gain.unique())
+    sim = page.settings("simulations/figb2.parquet")
     factor = float(cfg["figb2"]["prediction_factor"])
     tanh = sims.gain_prediction(df[df.activation == "tanh"], factor) if "tanh" in acts else None
     render.figure(
@@ -425,7 +433,7 @@ if df is not None:
         f"−log I(G^ℓ) with {in_words(mf, 'centering')} and {in_words(mf, 'normalization')} (gain "
         f"{mf.gain.iloc[0]:g}) vs neither, with W scaled by torch's "
         f"calculate_gain ({gains}): {grid_note(df)}.",
-        method=sim_method(settings(cfg, "simulator", "figb3")),
+        method=sim_method(page.settings("simulations/figb3.parquet")),
     )
 
 # %% [markdown]
@@ -453,14 +461,14 @@ fig2_act = cfg["fig2_runs"]["fig2_activation"]
 if runs2 is None or fig2_act not in set(runs2.activation):
     render.not_run("joudaki2023-fig2", NOT_RUN)
 else:
-    rows = ims.train_stage(runs2[runs2.activation == fig2_act])
+    rows, mlp = ims.train_stage(runs2[runs2.activation == fig2_act]), page.settings("fig2_runs/*.parquet")
     last, steps = ims.last_epoch(rows), ims.ln_steps(rows)
     held = {e: bool(steps[steps.epoch == e].non_decreasing.all()) for e in (0, last)}
     render.figure(
         module_panels(rows, last, color="black"), "joudaki2023-fig2",
         f"Isometry I = exp(−gap) of every module output, {fig2_act}, hidden {rows.hidden_sizes.iloc[0]}, "
         f"{rows.dataset.iloc[0]} train batches; left at initialisation, right after {last} training epoch(s) of SGD "
-        f"(lr {rows.lr.iloc[0]}); {runs_note(rows)}, gap with {gap_eps(cfg, 'fig2_runs')}. LayerNorm modules "
+        f"(lr {rows.lr.iloc[0]}); {runs_note(rows)}, gap with {gap_eps(mlp)}. LayerNorm modules "
         "shaded blue, activations green.",
         method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}. Isometry non-decreasing "
                f"at every LN: init {held[0]}, epoch {last} {held[last]}.",
@@ -481,19 +489,19 @@ b6_acts = list(cfg["fig2_runs"]["figb6_activations"])
 if runs2 is None or not set(b6_acts) & set(runs2.activation):
     render.not_run("joudaki2023-figb6", NOT_RUN)
 else:
-    rows = ims.train_stage(runs2[runs2.activation.isin(b6_acts)])
+    rows, mlp = ims.train_stage(runs2[runs2.activation.isin(b6_acts)]), page.settings("fig2_runs/*.parquet")
     labels = ims.beta_labels(rows)
     rows, palette = hot_hue(rows, labels)
     last, missing = ims.last_epoch(rows), sorted(set(b6_acts) - set(rows.activation))
     render.figure(
         module_panels(rows, last, hue="act", hue_order=list(palette), palette=palette), "joudaki2023-figb6",
         f"As Figure 2 for the activations {', '.join(labels)} (colour: 'hot' palette ordered by β_σ), "
-        f"train batches, epochs 0 and {last}: {runs_note(rows)}, gap with {gap_eps(cfg, 'fig2_runs')}.",
+        f"train batches, epochs 0 and {last}: {runs_note(rows)}, gap with {gap_eps(mlp)}.",
         method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}.",
         deviations=[
             "D6: the activation set of the rendered legend, not the code's list; Sigmoid was added to the Fig. 2 "
             "run grid",
-            "D1 settings as Figure 2", f"{beta_note(cfg, 'fig2_runs')} (the originals printed Monte Carlo values)",
+            "D1 settings as Figure 2", f"{beta_note(mlp)} (the originals printed Monte Carlo values)",
         ] + ([f"not run here: {', '.join(missing)}"] if missing else []),
     )
 
@@ -503,17 +511,17 @@ else:
 # %%
 df3 = load("fig3/*.parquet", "joudaki2023-fig3")
 if df3 is not None:
-    gaps = ims.train_stage(df3).query("kind == 'norm'")
+    gaps, mlp = ims.train_stage(df3).query("kind == 'norm'"), page.settings("fig3/*.parquet")
     render.figure(
         theory_panels(gaps, ims.betas(gaps), ims.THREE_ACTIVATIONS, ims.theory_line, ims.beta_label),
         "joudaki2023-fig3",
         f"−log I(G^ℓ) of the LayerNorm outputs norm-ℓ at initialisation, hidden {gaps.hidden_sizes.iloc[0]} "
         f"(n = {gaps.batch_size.iloc[0]}), {gaps.dataset.iloc[0]} train batches: {runs_note(gaps)}, gap with "
-        f"{gap_eps(cfg, 'fig3')}. Dashed: theory β_σ^−ℓ (C = 1).",
+        f"{gap_eps(mlp)}. Dashed: theory β_σ^−ℓ (C = 1).",
         method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}.",
         deviations=[
             "D3: the theory line is β^−ℓ normalised to 1 at ℓ = 0 (code), not the literal Theorem-4 bound",
-            f"{beta_note(cfg, 'fig3')} in titles and theory (the originals printed unseeded Monte Carlo "
+            f"{beta_note(mlp)} in titles and theory (the originals printed unseeded Monte Carlo "
             "estimates)",
             *skipped_test_pass(df3),
         ],
@@ -532,10 +540,10 @@ if dfb4 is not None:
         profile_panels(rows, legend), "joudaki2023-figb4",
         f"Isometry gap of every module of random {listed(rows.activation)} LayerNorm MLPs with {len(legend)} width "
         f"profiles ({', '.join(legend)}), batch {rows.batch_size.iloc[0]}: {runs_note(rows)} (train batches), gap "
-        f"with {gap_eps(cfg, 'figb4')}.",
+        f"with {gap_eps(page.settings('figb4/*.parquet'))}.",
         method=f"Each point is the mean over runs and measured batches, with its {CI_TEXT}. The last block's fc/act "
                "outputs (10 features) are absent.",
-        deviations=[f"{networks} network{'s' * (networks > 1)} per profile, as coded (D-FigB4); the CI is over "
+        deviations=[f"{networks} network{'s' * (networks > 1)} per profile, as coded (joudaki2023-figb4); the CI is over "
                     f"the {rows.batch.nunique()} batches", *skipped_test_pass(dfb4)],
     )
 
@@ -557,7 +565,7 @@ if runs7 is not None:
             f"D15: the loss is that of {rows.batch.nunique()} fresh random train batches after each epoch (as "
             "coded), not the running epoch loss",
             logits_note(rows, ", which bounds Sigmoid's and Tanh's minimal loss"),
-            beta_note(cfg, "fig7_runs"),
+            beta_note(page.settings("fig7_runs/*.parquet")),
         ],
     )
 
@@ -567,7 +575,7 @@ if runs7 is not None:
 # %%
 runs7 = load("fig7_runs/*.parquet", "joudaki2023-figb7")
 if runs7 is not None:
-    rows = ims.train_stage(runs7)
+    rows, mlp = ims.train_stage(runs7), page.settings("fig7_runs/*.parquet")
     rows = rows[rows.kind == "norm"]
     last = ims.last_epoch(rows)
     ends = ["epoch 0", f"epoch {last}"]
@@ -577,10 +585,10 @@ if runs7 is not None:
         hot_lines(rows, palette, "layer", "iso_gap", xlabel="layer ℓ", ylabel="isometry gap of norm-ℓ",
                   style="when", style_order=ends), "joudaki2023-figb7",
         f"Isometry gap of the LayerNorm outputs at epoch 0 (solid) and epoch {last} (dashed), the Figure 7 "
-        f"runs: {runs_note(rows)} (train batches), gap with {gap_eps(cfg, 'fig7_runs')}.",
+        f"runs: {runs_note(rows)} (train batches), gap with {gap_eps(mlp)}.",
         method="Each point is the mean over runs and measured batches; the band is ± one standard deviation.",
         deviations=["the stage is not stated by the source; train batches are used, as in Figures 2, 3 and 7",
-                    beta_note(cfg, "fig7_runs")],
+                    beta_note(mlp)],
     )
 
 # %% [markdown]

@@ -159,7 +159,7 @@ if df is not None:
 # %%
 df = load("table4/*.parquet")
 table4 = None if df is None else lts.resnet_variant_table(df, cfg, "table4")
-l24.resnet_table(render, cfg, "lu2024-table4", table4, compared=lts.COMPARED_ACCURACY["table4"])
+l24.resnet_table(render, cfg, "lu2024-table4", table4, compared=lts.COMPARED_ACCURACY["lu2024-table4"])
 
 # %% [markdown]
 # ## Appendix Table 1 — notation
@@ -185,7 +185,7 @@ l24.cnn_table(render, cfg, "lu2024-apptable2", apptable2, deviations=[
 df = load("apptable3/*.parquet")
 apptable3 = None if df is None else lts.resnet_variant_table(df, cfg, "apptable3")
 # the head reads the last stage's pooled features: 8 × width channels (A.1.4 (R))
-l24.resnet_table(render, cfg, "lu2024-apptable3", apptable3, compared=lts.COMPARED_ACCURACY["apptable3"],
+l24.resnet_table(render, cfg, "lu2024-apptable3", apptable3, compared=lts.COMPARED_ACCURACY["lu2024-apptable3"],
                  deviations=[f"The CIFAR-100 script's Linear(64, 100) crashes; fixed to "
                              f"Linear({8 * cfg['resnet18']['width']}, 100) (decision A7)."])
 
@@ -210,11 +210,11 @@ if df is not None:
     )
 
 # %% [markdown]
-# ## Table 5 (a), row "Transformer" — the paper's six Transformers trained on WikiText-2 (A-Table5a, decision A10)
+# ## Table 5 (a), row "Transformer" — the paper's six Transformers trained on WikiText-2 (lu2024-table5-transformer, decision A10)
 #
 # The paper gives no code and no setting beyond "six Transformers … trained on WikiText-2" and "the final fully
 # connected layer in the last segment did not integrate the combination of normalization and residual
-# connections". Built here as PyTorch's word_language_model Transformer (A-Table5a proposal). This cell prepares
+# connections". Built here as PyTorch's word_language_model Transformer (lu2024-table5-transformer proposal). This cell prepares
 # the row; the Table 5 cell below renders all parts as one table.
 
 # %%

@@ -32,7 +32,8 @@ from isonorm.metrics.gradients import EXPLOSION_RATE_GAP
 from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import meterez2024 as pm
 
-cfg, render, load = open_paper("meterez2024", run)
+page = open_paper("meterez2024", run)
+cfg, render, load = page
 
 # %% [markdown]
 # ## At initialisation: Figures 1, 2, 3, 5, G5, G6, E1, E2 and Table D1
@@ -82,7 +83,7 @@ df = load("at_init/fig2.parquet", "meterez2024-fig2")
 if df is not None:
     fig = pm.depth_figure(df, "input", ["batch", "degenerate"], {"batch": "Non-degenerate", "degenerate": "Degenerate"},
                           "Inputs")
-    degenerate = {**cfg["at_init"], **cfg["fig2"]}["degenerate"]
+    degenerate = page.settings("at_init/fig2.parquet")["degenerate"]  # as the job ran: at_init with fig2 over it
     render.figure(
         fig, "meterez2024-fig2",
         f"{pm.grad_text(df)} at init vs depth, {pm.model_text(df.iloc[0])}; {pm.sample_text(df)}. Non-degenerate: "
@@ -266,9 +267,9 @@ STOPPED = pm.stopped_note(0 if TRAIN is None else len(m24t.stopped_runs(TRAIN)))
 # ### Figure 4 — training accuracy on CIFAR-10
 
 # %%
-curves = m24t.plotted_accuracy(TRAIN, "fig4")
+curves = m24t.plotted_accuracy(TRAIN, "meterez2024-fig4")
 pm.accuracy_item(render, "meterez2024-fig4", curves, ["train_acc"], TCFG["activations"],
-                 f"CIFAR-10 running train accuracy during each epoch (train mode), log epoch axis. {TRAIN_SETUP}; "
+                 f"{pm.DATASETS[m24t.ITEM_DATASET['meterez2024-fig4']]} running train accuracy during each epoch (train mode), log epoch axis. {TRAIN_SETUP}; "
                  f"up to {pm.last_epoch(curves)} epochs; {STOPPED}.",
                  deviations=pm.epoch_deviations(pm.last_epoch(curves)))
 
@@ -287,14 +288,15 @@ else:
         pm.profile_axes(ax, profile[(profile.depth == deepest) & (profile.activation == "tanh")], title)
     pm.legend_right(axes[-1], "Epoch", top=True)
     render.figure(fig, "meterez2024-fig6",
-                  f"φ(W_ℓ) and ‖∇W_ℓ L‖_F per layer, CIFAR-10, tanh, depth {deepest}. {TRAIN_SETUP}.")
+                  f"φ(W_ℓ) and ‖∇W_ℓ L‖_F per layer, {pm.DATASETS[m24t.PROFILE_DATASET]}, tanh, depth {deepest}. "
+                  f"{TRAIN_SETUP}.")
 
 # %% [markdown]
 # ### Figure F1 — weight isometry gap during training
 
 # %%
 pm.profile_item(render, "meterez2024-figf1", m24t.layer_profiles(m24t.profile_runs(TRAIN), "weight_isogap"),
-                m24t.SHAPED, r"$\phi(W_\ell)$", f"Weight isometry gap per layer, CIFAR-10. {TRAIN_SETUP}",
+                m24t.SHAPED, r"$\phi(W_\ell)$", f"Weight isometry gap per layer, {pm.DATASETS[m24t.PROFILE_DATASET]}. {TRAIN_SETUP}",
                 m24t.nonfinite_points(TRAIN, "weight_isogap"))
 
 # %% [markdown]
@@ -303,39 +305,39 @@ pm.profile_item(render, "meterez2024-figf1", m24t.layer_profiles(m24t.profile_ru
 # %%
 pm.profile_item(render, "meterez2024-figf2", m24t.layer_profiles(m24t.profile_runs(TRAIN), "grad_fro_norm"),
                 m24t.SHAPED, r"$\|\nabla_{W_\ell} L\|_F$",
-                f"Gradient Frobenius norm per layer, CIFAR-10. {TRAIN_SETUP}",
+                f"Gradient Frobenius norm per layer, {pm.DATASETS[m24t.PROFILE_DATASET]}. {TRAIN_SETUP}",
                 m24t.nonfinite_points(TRAIN, "grad_fro_norm"))
 
 # %% [markdown]
 # ### Figure G1 — train and test accuracy on MNIST
 
 # %%
-pm.accuracy_item(render, "meterez2024-figg1", m24t.plotted_accuracy(TRAIN, "figg1"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg1"], TRAIN_SETUP, STOPPED),
+pm.accuracy_item(render, "meterez2024-figg1", m24t.plotted_accuracy(TRAIN, "meterez2024-figg1"), ["train_acc", "test_acc"],
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["meterez2024-figg1"], TRAIN_SETUP, STOPPED),
                  method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G2 — train and test accuracy on FashionMNIST
 
 # %%
-pm.accuracy_item(render, "meterez2024-figg2", m24t.plotted_accuracy(TRAIN, "figg2"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg2"], TRAIN_SETUP, STOPPED),
+pm.accuracy_item(render, "meterez2024-figg2", m24t.plotted_accuracy(TRAIN, "meterez2024-figg2"), ["train_acc", "test_acc"],
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["meterez2024-figg2"], TRAIN_SETUP, STOPPED),
                  method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G3 — train and test accuracy on CIFAR-100
 
 # %%
-pm.accuracy_item(render, "meterez2024-figg3", m24t.plotted_accuracy(TRAIN, "figg3"), ["train_acc", "test_acc"],
-                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["figg3"], TRAIN_SETUP, STOPPED),
+pm.accuracy_item(render, "meterez2024-figg3", m24t.plotted_accuracy(TRAIN, "meterez2024-figg3"), ["train_acc", "test_acc"],
+                 TCFG["activations"], pm.train_test_caption(m24t.ITEM_DATASET["meterez2024-figg3"], TRAIN_SETUP, STOPPED),
                  method=pm.IDENTITY_COLLAPSE)
 
 # %% [markdown]
 # ### Figure G4 — test accuracy on CIFAR-10 (the train row is Figure 4)
 
 # %%
-curves = m24t.plotted_accuracy(TRAIN, "figg4")
+curves = m24t.plotted_accuracy(TRAIN, "meterez2024-figg4")
 pm.accuracy_item(render, "meterez2024-figg4", curves, ["test_acc"], TCFG["activations"],
-                 f"CIFAR-10 eval-mode test accuracy (G4 shows only the test row; the train row is Fig. 4). "
+                 f"{pm.DATASETS[m24t.ITEM_DATASET['meterez2024-figg4']]} eval-mode test accuracy (G4 shows only the test row; the train row is Fig. 4). "
                  f"{TRAIN_SETUP}; up to {pm.last_epoch(curves)} epochs; {STOPPED}.",
                  deviations=pm.epoch_deviations(pm.last_epoch(curves)))

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.callables import name_of
+from isonorm.items import check_results_keys, claims_functions, paper_items
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
@@ -168,13 +169,16 @@ REGISTERED = {}  # {slug: {need: {result key: [files]}}}, need: data_free | need
 PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities, by name
 
 
-def register_results(slug, *, data_free, needs_data=None, trains=None, claims):
+def register_results(slug, *, data_free, needs_data=None, trains=None):
     """Record a paper's results files by result key and by what computing them needs: ``data_free`` (random
     networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
-    the last two are dicts or functions returning one. And the functions that measure its claims from them, each
-    ``claims(results, config) -> {item: {quantity: value}}`` (isonorm.report.claims), held by name for the job."""
+    the last two are dicts or functions returning one. The paper's items (isonorm.experiments.<slug>.items) must
+    read every key and only these; their claims functions, each ``claims(results, config) -> {item id: {quantity:
+    value}}`` (isonorm.report.claims), are what measures the paper's checkable quantities, held by name for the job."""
     REGISTERED[slug] = {DATA_FREE: dict(data_free), NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
-    PAPER_CLAIMS[slug] = [name_of(function) for function in claims]
+    items = paper_items(slug)
+    check_results_keys(slug, items, REGISTERED[slug])
+    PAPER_CLAIMS[slug] = [name_of(function) for function in claims_functions(items)]
 
 
 def _files(registered):

@@ -1,20 +1,10 @@
 # Daneshmand, Joudaki, Bach (NeurIPS 2021), "Batch Normalization Orthogonalizes Representations in Deep Random
 # Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
 # docs/decisions/daneshmand2021.md.
-# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
-#   daneshmand2021-fig1: daneshmand2021_fig1 — random chains, |cos| of two samples
-#   daneshmand2021-fig2a: daneshmand2021_fig2a — orthogonality gap vs depth (one job per width)
-#   daneshmand2021-fig2b: daneshmand2021_fig2b — layer-averaged gap vs width (one job per width)
-#   daneshmand2021-fig3: daneshmand2021_fig3 — Assumption A1 over (n, d) (one job per simulated n, decision B15)
-#   daneshmand2021-appfigg: daneshmand2021_appfigg — Gram fluctuations per activation (one job per activation)
-#   daneshmand2021-fig4a, daneshmand2021-fig5: daneshmand2021_depth_training — gap and loss vs depth, CIFAR-10 (GPU)
-#   daneshmand2021-fig4b: daneshmand2021_fig4b — gap and loss during training (GPU)
-#   daneshmand2021-appfig6a, daneshmand2021-appfig6b: daneshmand2021_appfig6 — gap through random BN / vanilla nets
-#   daneshmand2021-appfig7a, daneshmand2021-appfig7b: daneshmand2021_appfig7 — deep ConvNets, Xavier vs SVD (GPU)
-#   daneshmand2021-table1, daneshmand2021-apptable2, daneshmand2021-apph: notebook — static tables, Appendix H
+# Its items, each once with its title, job, results and claims: isonorm.experiments.daneshmand2021.items; each
+# rule's docstring names the items it computes.
 
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
-import isonorm.experiments.daneshmand2021.claims
 import isonorm.experiments.daneshmand2021.simulations
 import isonorm.experiments.daneshmand2021.depth_training
 import isonorm.experiments.daneshmand2021.layer_profiles
@@ -47,15 +37,13 @@ register_results(
             init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
         ),
     },
-    claims=[  # each claims(results, config): {item: {quantity: value}}
-        isonorm.experiments.daneshmand2021.claims.claims,
-    ],
 )
 
 
 # --- random chains, no data (CPU) -------------------------------------------------------------------
 
 use rule simulation_job as daneshmand2021_fig1 with:
+    """daneshmand2021-fig1: |cos| of two samples through a BN and a vanilla random chain sharing every W."""
     output:
         results("daneshmand2021", "fig1", "chains.parquet"),
     params:
@@ -67,6 +55,7 @@ use rule simulation_job as daneshmand2021_fig1 with:
 
 
 use rule simulation_job as daneshmand2021_fig2a with:
+    """daneshmand2021-fig2a: the orthogonality gap through the layers of the BN chain, one job per width."""
     output:
         results("daneshmand2021", "fig2a", "width{width}.parquet"),
     params:
@@ -82,6 +71,8 @@ use rule simulation_job as daneshmand2021_fig2a with:
 
 
 use rule simulation_job as daneshmand2021_fig2b with:
+    """daneshmand2021-fig2b: the orthogonality gap through the layers of the BN chain, one job per width (the
+    figure averages it over a window of layers)."""
     output:
         results("daneshmand2021", "fig2b", "width{width}.parquet"),
     params:
@@ -97,6 +88,8 @@ use rule simulation_job as daneshmand2021_fig2b with:
 
 
 use rule simulation_job as daneshmand2021_fig3 with:
+    """daneshmand2021-fig3: whether Assumption A1 holds per (n, d) and run, one job per simulated batch size n
+    (both readings of the batch axis, decision B15)."""
     output:
         results("daneshmand2021", "fig3", "batch{n}.parquet"),
     params:
@@ -112,6 +105,7 @@ use rule simulation_job as daneshmand2021_fig3 with:
 
 
 use rule simulation_job as daneshmand2021_appfigg with:
+    """daneshmand2021-appfigg: fluctuations of the Gram matrix of non-linear BN chains, one job per activation."""
     output:
         results("daneshmand2021", "appfigg", "{activation}.parquet"),
     params:
@@ -125,10 +119,11 @@ use rule simulation_job as daneshmand2021_appfigg with:
         benchmark_path("daneshmand2021_appfigg", "{activation}")
 
 
-# --- CIFAR-10 experiments ----------------------------------------------------------------------------
+# --- on the config's data sets -----------------------------------------------------------------------
 
 use rule training_job as daneshmand2021_depth_training with:
-    """Fig. 4a and Fig. 5: all runs of one (init, depth) stacked in one job."""
+    """daneshmand2021-fig4a, daneshmand2021-fig5: training loss per epoch and spectral gap at initialisation of
+    MLPs on the config's data set, all runs of one (init, depth) stacked in one job."""
     input:
         dataset_ready(D21["depth_training"]["dataset"]),
     output:
@@ -148,6 +143,8 @@ use rule training_job as daneshmand2021_depth_training with:
 
 
 use rule training_job as daneshmand2021_fig4b with:
+    """daneshmand2021-fig4b: training loss and spectral gap every epoch of the Xavier MLP of the config's depth
+    on the config's data set."""
     input:
         dataset_ready(D21["fig4b"]["dataset"]),
     output:
@@ -165,7 +162,8 @@ use rule training_job as daneshmand2021_fig4b with:
 
 
 use rule at_init_job as daneshmand2021_appfig6 with:
-    """Appendix Fig. 6a (mlp) and 6b (convnet): no training, a few hundred images."""
+    """daneshmand2021-appfig6a (mlp), daneshmand2021-appfig6b (convnet): the orthogonality gap through the
+    layers of one random network with and without BN on batches of the config's data set, no training."""
     input:
         dataset_ready(D21["appfig6"]["dataset"]),
     output:
@@ -184,6 +182,8 @@ use rule at_init_job as daneshmand2021_appfig6 with:
 
 
 use rule training_job as daneshmand2021_appfig7 with:
+    """daneshmand2021-appfig7a, daneshmand2021-appfig7b: training loss per epoch of deep ConvNets on the config's
+    data set, all runs of one (init, number of extra layers) in one job."""
     input:
         dataset_ready(D21["appfig7"]["dataset"]),
     output:

@@ -1,24 +1,11 @@
 # Joudaki, Daneshmand, Bach (NeurIPS 2023), "On the impact of activation and normalization in obtaining isometric
 # embeddings at initialization": every figure and table. Library: src/isonorm/experiments/joudaki2023/;
 # decisions: docs/decisions/joudaki2023.md.
-# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
-#   joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1: joudaki2023_strengths — β in closed form, by
-#       quadrature and Monte Carlo (one job per item)
-#   joudaki2023-fig4, joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig8b, joudaki2023-fig9,
-#   joudaki2023-figa1, joudaki2023-figb2, joudaki2023-figb3: joudaki2023_simulation, joudaki2023_simulation_reading
-#       — the mean-field simulator (one job per grid, fig5_6 feeds Figs. 5 and 6; readings, decision D19)
-#   joudaki2023-fig3: joudaki2023_fig3 — fresh LayerNorm MLPs on CIFAR-10
-#   joudaki2023-figb4: joudaki2023_figb4 — four width profiles at init (one job per data set)
-#   joudaki2023-fig2, joudaki2023-figb6, joudaki2023-fig7, joudaki2023-figb7: joudaki2023_train_runs — the MLPs
-#       trained (GPU; fig2_runs / fig7_runs, one job per activation)
-#   joudaki2023-figb5: joudaki2023_figb5 — GPT-2's submodules on 10 Wikipedia texts
-#   joudaki2023-fig1, joudaki2023-table1: notebook — the drawing and the building blocks (no data)
+# Its items, each once with its title, job, results and claims: isonorm.experiments.joudaki2023.items; each rule's
+# docstring names the items it computes.
 
 from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
 import isonorm.experiments.joudaki2023.strengths
-import isonorm.experiments.joudaki2023.simulation_summaries
-import isonorm.experiments.joudaki2023.image_mlp_summaries
-import isonorm.experiments.joudaki2023.gpt2_summaries
 import isonorm.experiments.joudaki2023.simulations
 import isonorm.experiments.joudaki2023.image_mlps
 import isonorm.experiments.joudaki2023.gpt2_probe
@@ -46,18 +33,14 @@ register_results(
         run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"), activation=J23[run_set]["activations"])
         for run_set in ("fig2_runs", "fig7_runs")
     },
-    claims=[  # each claims(results, config): {item: {quantity: value}}
-        isonorm.experiments.joudaki2023.strengths.claims,
-        isonorm.experiments.joudaki2023.simulation_summaries.claims,
-        isonorm.experiments.joudaki2023.image_mlp_summaries.claims,
-        isonorm.experiments.joudaki2023.gpt2_summaries.claims,
-    ],
 )
 
 
 # --- isometry strength β: Tables 2, B.1 and Fig. B.1 (CPU, seconds) ---------------------------------
 
 use rule simulation_job as joudaki2023_strengths with:
+    """joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1: β of each activation at each gain of the item, in
+    closed form, by quadrature and by Monte Carlo, one job per item."""
     output:
         results("joudaki2023", "strengths", "{item}.parquet"),
     wildcard_constraints:
@@ -75,6 +58,9 @@ use rule simulation_job as joudaki2023_strengths with:
 # --- the mean-field simulator: Figs. 4, 5, 6, 8a, 8b, 9, A.1, B.2, B.3 (CPU; fig5_6 feeds Figs. 5 and 6) ---
 
 use rule simulation_job as joudaki2023_simulation with:
+    """joudaki2023-fig4, joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig8b, joudaki2023-fig9,
+    joudaki2023-figa1, joudaki2023-figb2, joudaki2023-figb3: the mean-field simulator on synthetic inputs, one job
+    per grid (the fig5_6 grid gives joudaki2023-fig5 and joudaki2023-fig6)."""
     output:
         results("joudaki2023", "simulations", "{simulation}.parquet"),
     wildcard_constraints:
@@ -93,7 +79,8 @@ use rule simulation_job as joudaki2023_simulation with:
 
 
 use rule simulation_job as joudaki2023_simulation_reading with:
-    """An alternative reading of a simulator item's grid (its `readings:` entry, decision D19), or more runs."""
+    """joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig9: an alternative reading of a simulator
+    item's grid (its `readings:` entry, decision D19), or more runs, one job per reading."""
     output:
         results("joudaki2023", "simulations", "{simulation}--{reading}.parquet"),
     wildcard_constraints:
@@ -117,7 +104,8 @@ use rule simulation_job as joudaki2023_simulation_reading with:
 # (no GPU resource); the two training run sets stack all reruns of one activation in one job (gpu=1).
 
 use rule at_init_job as joudaki2023_fig3 with:
-    """Fig. 3: LN-output gaps of fresh width-5000 MLPs, all activations in one job."""
+    """joudaki2023-fig3: every module's gap of fresh LayerNorm MLPs on the config's data set, all activations in
+    one job."""
     input:
         dataset_ready(J23["fig3"]["dataset"]),
     output:
@@ -135,7 +123,7 @@ use rule at_init_job as joudaki2023_fig3 with:
 
 
 use rule at_init_job as joudaki2023_figb4 with:
-    """Fig. B.4: four width profiles of fresh ReLU MLPs, one job per data set."""
+    """joudaki2023-figb4: every module's gap of fresh MLPs of each width profile, one job per data set."""
     input:
         lambda wc: dataset_ready(wc.dataset),
     output:
@@ -155,7 +143,8 @@ use rule at_init_job as joudaki2023_figb4 with:
 
 
 use rule training_job as joudaki2023_train_runs with:
-    """Figs. 2/B.6 (fig2_runs) and 7/B.7 (fig7_runs): all reruns of one activation trained stacked."""
+    """joudaki2023-fig2, joudaki2023-figb6 (fig2_runs), joudaki2023-fig7, joudaki2023-figb7 (fig7_runs): the
+    LayerNorm MLPs trained with SGD, all reruns of one activation stacked in one job."""
     input:
         lambda wc: dataset_ready(J23[wc.runs]["dataset"]),
     output:
@@ -175,9 +164,11 @@ use rule training_job as joudaki2023_train_runs with:
     benchmark:
         benchmark_path("joudaki2023_train_runs", "{runs}-{activation}")
 
-# --- Fig. B.5: the GPT-2 probe (pre-trained checkpoint, 10 Simple English Wikipedia texts; CPU is fine) ---
+# --- Fig. B.5: the GPT-2 probe (a pre-trained checkpoint on a few texts; CPU is fine) -------------------
 
 use rule at_init_job as joudaki2023_figb5 with:
+    """joudaki2023-figb5: the isometry gap after every submodule of the config's pre-trained GPT-2 checkpoint, on
+    the config's texts."""
     input:
         checkpoint_ready(J23["figb5"]["checkpoint"]),
         dataset_ready(J23["figb5"]["texts"]),

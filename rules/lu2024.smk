@@ -2,21 +2,9 @@
 # Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
 # docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
 # gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
-# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
-#   lu2024-fig1: lu2024_fig1 — a fresh FNN's weight, data-free
-#   lu2024-table1: lu2024_table1 — MNIST FNN with a constant layer, four optimizers
-#   lu2024-fig2, lu2024-table3: lu2024_table3 — MNIST FNNs Original vs Norm_Res (Fig. 2 from the saved weights)
-#   lu2024-apptable4: lu2024_apptable4 — normalization only / residual only / both
-#   lu2024-table2, lu2024-apptable2: lu2024_simple_cnn — SimpleCNN on CIFAR-10 / CIFAR-100
-#   lu2024-table4, lu2024-apptable3: lu2024_resnet18 — ResNet-18 on CIFAR-10 / CIFAR-100
-#   lu2024-table5, lu2024-table5-transformer: lu2024_table5_transformer, lu2024_table5_checkpoints,
-#       lu2024_table5_lora — (a) the WikiText-2 Transformer, (b, c) pre-trained checkpoints, (d) LoRA
-#   lu2024-apptable1: notebook — the notation (static)
+# Its items, each once with its title, job, results and claims: isonorm.experiments.lu2024.items; each rule's
+# docstring names the items it computes.
 
-import isonorm.experiments.lu2024.trained_summaries
-import isonorm.experiments.lu2024.wikitext_summaries
-import isonorm.experiments.lu2024.checkpoint_summaries
-import isonorm.experiments.lu2024.lora_summaries
 import isonorm.experiments.lu2024.trained_nets
 import isonorm.experiments.lu2024.wikitext_transformer
 import isonorm.experiments.lu2024.checkpoint_pii
@@ -53,17 +41,11 @@ register_results(
         ],
         "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
     },
-    claims=[  # each claims(results, config): {item: {quantity: value}}
-        isonorm.experiments.lu2024.trained_summaries.claims,
-        isonorm.experiments.lu2024.wikitext_summaries.claims,
-        isonorm.experiments.lu2024.checkpoint_summaries.claims,
-        isonorm.experiments.lu2024.lora_summaries.claims,
-    ],
 )
 
 
 use rule simulation_job as lu2024_fig1 with:
-    """Fig. 1: the weight of one layer of model (F) right after initialisation; no data set, no training."""
+    """lu2024-fig1: the weight of one layer of model (F) right after initialisation; no data set, no training."""
     output:
         results("lu2024", "fig1", "init_weights.parquet"),
     params:
@@ -75,7 +57,8 @@ use rule simulation_job as lu2024_fig1 with:
 
 
 use rule training_job as lu2024_table1 with:
-    """Table 1: MNIST FNN Norm_Res/GELU with linearH.1 constant-initialised, one job per optimizer."""
+    """lu2024-table1: model (F) of the config's variant and activation, one layer constant-initialised, on the
+    config's data set, one job per optimizer."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
@@ -97,7 +80,8 @@ use rule training_job as lu2024_table1 with:
 
 
 use rule training_job as lu2024_table3 with:
-    """Table 3 (and Fig. 2 through the saved weights): Original vs Norm_Res × activation/optimizer."""
+    """lu2024-table3, lu2024-fig2 (through the saved weights): model (F) Original vs Norm_Res, one job per
+    variant × activation × optimizer."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
@@ -123,7 +107,8 @@ use rule training_job as lu2024_table3 with:
 
 
 use rule training_job as lu2024_apptable4 with:
-    """App. Table 4: Original / Norm / Res / Norm_Res FNNs, GELU, Adam, one job per variant."""
+    """lu2024-apptable4: model (F) with normalisation only, residual only, both or neither, the config's
+    activation and optimizer, one job per variant."""
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
@@ -144,7 +129,8 @@ use rule training_job as lu2024_apptable4 with:
 
 
 use rule training_job as lu2024_simple_cnn with:
-    """Table 2 (CIFAR-10) and App. Table 2 (CIFAR-100): SimpleCNN, conv1 constant, one job per optimizer."""
+    """lu2024-table2, lu2024-apptable2: model (C) on each item's data set, its first layer constant-initialised,
+    one job per item and optimizer."""
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
     output:
@@ -164,7 +150,8 @@ use rule training_job as lu2024_simple_cnn with:
 
 
 use rule training_job as lu2024_resnet18 with:
-    """Table 4 (CIFAR-10) and App. Table 3 (CIFAR-100): ResNet-18 Original vs Norm_Res, per optimizer."""
+    """lu2024-table4, lu2024-apptable3: model (R) Original vs Norm_Res on each item's data set, one job per
+    item, variant and optimizer."""
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
     output:
@@ -186,7 +173,8 @@ use rule training_job as lu2024_resnet18 with:
 
 
 use rule training_job as lu2024_table5_transformer with:
-    """Table 5, Transformer row: the six-layer word-level Transformer trained on WikiText-2, all seeds."""
+    """lu2024-table5-transformer, lu2024-table5 (its row (a)): the word-level Transformer trained on the
+    config's corpus, all seeds in one job."""
     input:
         dataset_ready(L24["table5_transformer"]["corpus"]),
     output:
@@ -204,7 +192,8 @@ use rule training_job as lu2024_table5_transformer with:
 
 
 use rule at_init_job as lu2024_table5_checkpoints with:
-    """Table 5 (b) (part=plms) and (c) (part=llms): one row per model, matrix and orientation."""
+    """lu2024-table5 (b) (part=plms) and (c) (part=llms): PII of one layer's matrices of the config's
+    checkpoints, nothing trained; one row per model, matrix and orientation."""
     input:
         lambda wc: [checkpoint_ready(m) for m in L24["table5"][wc.part]["models"]],
     output:
@@ -223,7 +212,8 @@ use rule at_init_job as lu2024_table5_checkpoints with:
 
 
 use rule training_job as lu2024_table5_lora with:
-    """Table 5 (d): LoRA fine-tuning of the base LLM with peft, merged; PII of its layer before and after."""
+    """lu2024-table5 (d): LoRA fine-tuning of the config's base LLM with peft, merged; PII of its layer before
+    and after."""
     input:
         checkpoint_ready(L24["table5"]["lora"]["checkpoint"]),
         dataset_ready(L24["table5"]["lora"]["instructions"]),

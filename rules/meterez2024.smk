@@ -1,14 +1,8 @@
 # Meterez et al. (ICLR 2024), "Towards Training Without Depth Limits: Batch Normalization Without Gradient
 # Explosion": every table and figure. Library: src/isonorm/experiments/meterez2024/ (the model is
 # isonorm.models.bn_mlp, R runs natively stacked); decisions: docs/decisions/meterez2024.md.
-# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
-#   meterez2024-fig1: meterez2024_fig1 — synthetic input, data-free
-#   meterez2024-fig2, meterez2024-fig3, meterez2024-fig5, meterez2024-figg5, meterez2024-figg6, meterez2024-fige1,
-#   meterez2024-fige2: meterez2024_at_init — fresh networks, one CIFAR-10 batch (one job per figure; fig5 gives G5)
-#   meterez2024-tabled1: meterez2024_tabled1 — input Gram ranks (one job per data set)
-#   meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2, meterez2024-figg1, meterez2024-figg2,
-#   meterez2024-figg3, meterez2024-figg4: meterez2024_training — the 1000-epoch training grid (GPU; one job per
-#       data-set stack × depth, e.g. cifar10+cifar100: 3 activations × 2 data sets stacked)
+# Its items, each once with its title, job, results and claims: isonorm.experiments.meterez2024.items; each rule's
+# docstring names the items it computes.
 # The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
 from isonorm.experiments.meterez2024 import SWEEP_ITEMS
@@ -37,15 +31,11 @@ register_results(
             depth=M24["training"]["depths"],
         ),
     },
-    claims=[  # each claims(results, config): {item: {quantity: value}}
-        isonorm.experiments.meterez2024.at_init_summaries.claims,
-        isonorm.experiments.meterez2024.training_summaries.claims,
-    ],
 )
 
 
 use rule simulation_job as meterez2024_fig1 with:
-    """Fig. 1: φ of fc outputs of linear orthogonal BN-MLPs on a synthetic input, with Theorem 1's line."""
+    """meterez2024-fig1: φ of fc outputs of linear orthogonal BN-MLPs on a synthetic input, with Theorem 1's line."""
     output:
         results("meterez2024", "fig1", "synthetic.parquet"),
     params:
@@ -57,8 +47,9 @@ use rule simulation_job as meterez2024_fig1 with:
 
 
 use rule at_init_job as meterez2024_at_init with:
-    """Figs. 2, 3, 5/G5, G6, E1, E2: fresh networks on one seeded CIFAR-10 train batch, one job per figure
-    (all variants × depths, 10 runs stacked per (variant, depth))."""
+    """meterez2024-fig2, meterez2024-fig3, meterez2024-fig5 (whose runs also give meterez2024-figg5),
+    meterez2024-figg6, meterez2024-fige1, meterez2024-fige2: fresh networks on one seeded train batch of the
+    at-init data set, one job per figure (all variants × depths, the runs stacked per (variant, depth))."""
     input:
         dataset_ready(M24["at_init"]["dataset"]),
     output:
@@ -79,7 +70,7 @@ use rule at_init_job as meterez2024_at_init with:
 
 
 use rule at_init_job as meterez2024_tabled1 with:
-    """Table D1: Gram ranks and mean cosines of 100 input batches per n, one job per data set."""
+    """meterez2024-tabled1: Gram ranks and mean cosines of 100 input batches per n, one job per data set."""
     input:
         lambda wc: dataset_ready(wc.dataset),
     output:
@@ -97,8 +88,9 @@ use rule at_init_job as meterez2024_tabled1 with:
 
 
 use rule training_job as meterez2024_training with:
-    """Figs. 4/6/F1/F2/G1-G4: all activations of one data-set stack (config `stacks`) at one depth, 1000 epochs
-    (paper preset)."""
+    """meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2, meterez2024-figg1,
+    meterez2024-figg2, meterez2024-figg3, meterez2024-figg4: all activations of one data-set stack (config
+    `stacks`) at one depth, trained for the config's epochs."""
     input:
         lambda wc: [dataset_ready(name) for name in wc.stack.split("+")],
     output:

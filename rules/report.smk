@@ -1,8 +1,11 @@
 # Report stage: local rules, quick, reading only finished results (docs/architecture.md, "Data flow"). Paths
 # are under this preset's roots RESULTS and REPORT (results/ and report/ for the paper configuration).
 #   paper_claims     <RESULTS>/<slug>/claims.parquet   the paper's checkable quantities, measured from its results
-#   paper_notebook   <REPORT>/<slug>.html, <slug>/      a papermill notebook renders every item under its id
-#   scoreboard       <RESULTS>/scoreboard.csv          claims against notebooks/reference/<slug>.yaml, one verdict each
+#                    <RESULTS>/<slug>/scored.csv       and scored against notebooks/reference/<slug>.yaml, one
+#                                                      verdict each: the one scoring, read by the page and scoreboard
+#   paper_notebook   <REPORT>/<slug>.html, <slug>/      a papermill notebook renders every item under its id, with
+#                                                      the paper's scored rows and reference file as its inputs
+#   scoreboard       <RESULTS>/scoreboard.csv          every paper's scored rows, put together
 #   report_index     <REPORT>/index.html, scoreboard.html  verdicts, item grid, provenance; the whole scoreboard
 #                    <REPORT>/_archive/                 the whole site again (hard links), for `snakemake --report`
 #   onsuccess/onerror  the run's summary; after a failure every page, the scoreboard and the index from what exists
@@ -29,12 +32,14 @@ wildcard_constraints:
 
 rule paper_claims:
     input:
-        paper_results,
+        results=paper_results,
+        reference="notebooks/reference/{slug}.yaml",
     output:
-        f"{RESULTS}/{{slug}}/claims.parquet",
+        claims=f"{RESULTS}/{{slug}}/claims.parquet",
+        scored=f"{RESULTS}/{{slug}}/scored.csv",
     params:
         results=lambda wc: planned_results(wc.slug),
-        claims=lambda wc: PAPER_CLAIMS[wc.slug],  # register_results(..., claims=[...]) of rules/<slug>.smk
+        claims=lambda wc: PAPER_CLAIMS[wc.slug],  # the claims functions of the paper's items (isonorm.items)
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:
@@ -49,8 +54,8 @@ rule paper_claims:
 rule paper_notebook:
     input:
         results=paper_results,
-        claims=f"{RESULTS}/{{slug}}/claims.parquet",
-        reference="notebooks/reference/{slug}.yaml",
+        scored=f"{RESULTS}/{{slug}}/scored.csv",
+        reference="notebooks/reference/{slug}.yaml",  # for the paper's values drawn on its figures
         notebook="notebooks/{slug}.py",
     output:
         # Marked for the Snakemake report in report_index's _archive, beside the other pages they link to.
@@ -58,7 +63,7 @@ rule paper_notebook:
         figures=directory(f"{REPORT}/{{slug}}"),
         executed=f"{RESULTS}/{{slug}}/notebook.ipynb",
     params:
-        preset=config["preset"],
+        results_dir=lambda wc: f"{RESULTS}/{wc.slug}",
         not_run=lambda wc: left_out_results(wc.slug),  # what the run plan leaves out, and why (isonorm.plan)
     threads: LOCAL.threads
     resources: **LOCAL.resources
@@ -73,8 +78,7 @@ rule paper_notebook:
 
 rule scoreboard:
     input:
-        claims=expand(f"{RESULTS}/{{slug}}/claims.parquet", slug=PAPERS),
-        references=expand("notebooks/reference/{slug}.yaml", slug=PAPERS),
+        scored=expand(f"{RESULTS}/{{slug}}/scored.csv", slug=PAPERS),
     output:
         report(
             f"{RESULTS}/scoreboard.csv",
@@ -83,8 +87,6 @@ rule scoreboard:
             labels={"file": "scoreboard.csv"},
             caption="../notebooks/captions/scoreboard.rst",
         ),
-    params:
-        preset=config["preset"],
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:
@@ -99,6 +101,7 @@ rule scoreboard:
 rule report_index:
     input:
         scoreboard=f"{RESULTS}/scoreboard.csv",
+        references=expand("notebooks/reference/{slug}.yaml", slug=PAPERS),  # the papers' titles, in paper order
         pages=expand(f"{REPORT}/{{slug}}.html", slug=PAPERS),
         figures=expand(f"{REPORT}/{{slug}}", slug=PAPERS),  # laid out again in the archive folder
     output:

@@ -1,9 +1,10 @@
 """Rule entry point: a paper's checkable quantities from its results (rules/report.smk), measured by the claims
-functions its rules/<slug>.smk registers."""
+functions its rules/<slug>.smk registers, then scored against its reference file (the page's and the scoreboard's
+rows)."""
 
 from isonorm.report.stages import paper_claims
 from isonorm.workflow import logged_job
 
 with logged_job(snakemake):
     paper_claims(snakemake.wildcards.slug, snakemake.params.claims, snakemake.params.results, snakemake.config,
-                 snakemake.output[0])
+                 snakemake.output.claims, snakemake.input.reference, snakemake.output.scored)

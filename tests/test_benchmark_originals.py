@@ -36,7 +36,7 @@ def test_the_pair_loop_gives_the_project_pii(originals):
 def test_the_bn_chain_reaches_the_width_32_floor(originals):
     gaps = np.array(originals.chain_originals(32, 4, 50, 10, 1e-6, log=True))
     assert gaps[:, 0].mean() == pytest.approx(math.log(math.sqrt(1 - 1 / 4)), abs=1e-3)  # rank one: V = √(1 − 1/n)
-    assert -2.0 < gaps[:, 30:].mean() < -1.3  # the d = 32 plateau near ln V ≈ −1.6 (B-Fig2a)
+    assert -2.0 < gaps[:, 30:].mean() < -1.3  # the d = 32 plateau near ln V ≈ −1.6 (daneshmand2021-fig2a)
 
 
 def test_the_simulator_records_every_layer_before_and_after_the_norm(originals):

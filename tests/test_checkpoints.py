@@ -87,7 +87,7 @@ def test_gpt2_is_pinned_to_a_commit_and_allow_lists_safetensors_only():
     assert SPEC.repo == "openai-community/gpt2"
     assert len(SPEC.revision) == 40 and int(SPEC.revision, 16) >= 0  # a full commit sha, never a branch
     assert "model.safetensors" in SPEC.files and not any(f.endswith((".bin", ".h5", ".msgpack")) for f in SPEC.files)
-    assert SPEC.model_class == "GPT2Model"  # D-FigB5: no LM head
+    assert SPEC.model_class == "GPT2Model"  # joudaki2023-figb5: no LM head
 
 
 def test_tiny_sizes_are_options_of_the_tiny_source_only(tmp_path):

@@ -173,6 +173,27 @@ def test_a_new_papers_section_is_checked_against_its_defaults(files):
         new_paper_message(files, {"smith2099": {"fig1": {"depths": [0.5]}}})
 
 
+def test_a_new_items_section_of_a_described_paper_is_checked_against_its_defaults(files):
+    """meterez2024's schema entry lists its sections; a section added to config.yaml for a new item needs no entry
+    (docs/adding.md) and is checked against its defaults' keys and types."""
+    defaults = copy.deepcopy(BASE)
+    defaults["meterez2024"]["figz9"] = {"width": 8, "depths": [3]}
+    (files / "config.yaml").write_text(yaml.safe_dump(defaults))
+
+    def check(override):
+        config = copy.deepcopy(defaults)
+        update_config(config, override)
+        (files / "preset.yaml").write_text(yaml.safe_dump(override))
+        check_config(config, SCHEMA, ConfigSources(files=[files / "config.yaml", files / "preset.yaml"]),
+                     log_path=files / "log", defaults=files / "config.yaml")
+
+    check({"meterez2024": {"figz9": {"width": 16}}})
+    with pytest.raises(ConfigError, match=r"unknown key 'widht' under meterez2024: figz9: — did you mean 'width'"):
+        check({"meterez2024": {"figz9": {"widht": 16}}})
+    with pytest.raises(ConfigError, match=r"meterez2024: figz9: depths\[0\]: expected an integer"):
+        check({"meterez2024": {"figz9": {"depths": [0.5]}}})
+
+
 def test_shape_of_follows_the_defaults_types():
     assert shape_of({"a": 1, "b": [0.5], "c": None}) == {
         "type": "object", "additionalProperties": False,

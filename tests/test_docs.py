@@ -16,12 +16,16 @@ TEXT_SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".rst", ".txt", ".toml",
 
 # Labels of docs/decisions/<slug>.md (each paper's letter, which its file declares as "letter **A**": A = lu2024,
 # B = daneshmand2021, C = meterez2024, D = joudaki2023; X = cross-cutting) and of docs/decisions/metrics.md; a
-# heading starts with its label ("## D-Fig4 — …", "### D7. …"), or an anchor <a id="C-FigG2"></a> declares one.
+# heading starts with its label ("### D7. …", "### C.0 — …"), or an anchor <a id="…"></a> declares one. An item's
+# section is headed by its full id instead ("### joudaki2023-fig4 — …"; two ids where one section covers both),
+# and a citation of an item is its id; the old letter form (a capital, a dash, the figure's name) fails as one.
 LETTERS = "".join(sorted(set(re.findall(r"letter \*\*([A-Z])\*\*", "".join(
     p.read_text(encoding="utf-8") for p in (DOCS / "decisions").glob("*.md"))))))
 SECTION = rf"[{LETTERS}]-(?:App)?(?:Fig|Table)[A-Za-z0-9]+|[{LETTERS}]-AppH|[{LETTERS}]\.(?:0|Z)|A\.1\.[1-4]"
 DECISION = rf"[{LETTERS}X]\d{{1,2}}"
 HEADING = re.compile(rf"^#+\s+({SECTION}|{DECISION}|M\d[a-z]?)(?:\s+[—-]|\.|\s*$)", re.M)
+ITEM_ID = r"(?:daneshmand2021|joudaki2023|lu2024|meterez2024)-[a-z0-9]+(?:-[a-z0-9]+)*"
+ITEM_HEADING = re.compile(rf"^#+\s+((?:{ITEM_ID})(?:,\s*{ITEM_ID})*)(?:\s+\([a-z]\))?\s+—", re.M)
 ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
 ARCHITECTURE_HEADING = re.compile(r"^## (\d+)\. ", re.M)
 
@@ -30,6 +34,7 @@ CITED_SECTION = re.compile(rf"(?<![\w.-])({SECTION})(?![\w-])")
 CITED_DECISION = re.compile(
     rf"(?:\bdecisions?\s+|\[|\((?=[{LETTERS}X]\d{{1,2}}[,;)\]]))((?:{DECISION})(?:(?:\s*[,;/]\s*|\s*[–-]\s*|\s+and\s+)(?:{DECISION}))*)"
 )
+CITED_ITEM = re.compile(rf"(?<![\w/.-])({ITEM_ID})(?![\w-])")
 CITED_METRIC = re.compile(r"\bmetrics(?:\.md)?\s+(M\d[a-z]?)")
 CITED_ARCHITECTURE = re.compile(r"\barchitecture(?:\.md)? §(\d+)")
 # Forms that pointed at material outside the repository; none may remain.
@@ -54,6 +59,7 @@ def defined_labels() -> set[str]:
     for doc in (DOCS / "decisions").glob("*.md"):
         text = doc.read_text(encoding="utf-8")
         labels.update(HEADING.findall(text))
+        labels.update(item for ids in ITEM_HEADING.findall(text) for item in re.split(r",\s*", ids))
         labels.update(ANCHOR.findall(text))
     return labels
 
@@ -71,18 +77,25 @@ def expand_decisions(group: str) -> list[str]:
     return out
 
 
-def citations(text: str) -> set[str]:
+def citations(text: str, items: bool = True) -> set[str]:
+    """The labels ``text`` cites; with ``items``, every item id it names too (tests make up ids of their own)."""
     cited = set(CITED_SECTION.findall(text)) | set(CITED_METRIC.findall(text))
+    if items:
+        cited |= set(CITED_ITEM.findall(text))
     for group in CITED_DECISION.findall(text):
         cited.update(expand_decisions(group))
     return cited
 
 
 def test_the_decisions_define_every_paper_letter():
+    """Each paper's decisions are numbered from 1 without a gap (no count to keep in step anywhere), and its item
+    sections are headed by the items' full ids."""
     labels = defined_labels()
-    for letter, count in (("A", 17), ("B", 12), ("C", 17), ("D", 18)):
-        assert {f"{letter}{n}" for n in range(1, count + 1)} <= labels, letter
-    assert {"A.1.1", "B.0", "C.0", "D.0", "M1", "M5"} <= labels
+    for letter in LETTERS.replace("M", ""):
+        numbers = sorted(int(label[1:]) for label in labels if re.fullmatch(rf"{letter}\d+", label))
+        if letter != "X" or numbers:
+            assert numbers and numbers == list(range(1, numbers[-1] + 1)), (letter, numbers)
+    assert {"A.1.1", "B.0", "C.0", "D.0", "M1", "M5", "lu2024-table5", "daneshmand2021-appfig7b"} <= labels
 
 
 def test_every_citation_resolves_to_a_section_under_docs():
@@ -91,7 +104,7 @@ def test_every_citation_resolves_to_a_section_under_docs():
     unresolved = []
     for path in tracked_text_files():
         text = path.read_text(encoding="utf-8", errors="replace")
-        for label in sorted(citations(text) - labels):
+        for label in sorted(citations(text, items=not path.is_relative_to(REPO / "tests")) - labels):
             unresolved.append(f"{path.relative_to(REPO)}: {label}")
         for number in sorted(set(CITED_ARCHITECTURE.findall(text)) - sections):
             unresolved.append(f"{path.relative_to(REPO)}: architecture §{number}")

@@ -1,4 +1,4 @@
-"""Fig. B.5 probe on a tiny random GPT-2 (D-FigB5 "Smoke test"): module order, Add entries, filters, modes."""
+"""Fig. B.5 probe on a tiny random GPT-2 (joudaki2023-figb5 "Smoke test"): module order, Add entries, filters, modes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from isonorm.data import fetch_texts, load_texts
 from isonorm.experiments.joudaki2023 import gpt2_summaries as s
 from isonorm.experiments.joudaki2023.gpt2_probe import figb5
 
-# D-FigB5: the entries of one block, in hook firing order (children finish before their parent).
+# joudaki2023-figb5: the entries of one block, in hook firing order (children finish before their parent).
 BLOCK_ORDER = ["Add_1", "ln_1", "attn.c_attn", "attn.c_proj", "attn.resid_dropout", "attn", "Add_2", "ln_2",
                "mlp.c_fc", "mlp.act", "mlp.c_proj", "mlp.dropout", "mlp"]
 CFG = {"n_texts": 2, "max_chars": 100, "min_block": -1, "modes": ["train", "eval"], "seed": 0}
@@ -117,7 +117,7 @@ def test_summaries_and_claims(frame, tmp_path):
     path = tmp_path / "gpt2.parquet"
     frame.to_parquet(path)
     assert s.claims({}, {}) == {}
-    out = s.claims({"figb5": [str(path)]}, {})["figb5"]
+    out = s.claims({"figb5": [str(path)]}, {})["joudaki2023-figb5"]
     assert out["block_output_equals_next_add"].value == 1.0
     means = s.entry_means(frame)
     assert out["max_gap"].value == pytest.approx(means.iso_gap.max())

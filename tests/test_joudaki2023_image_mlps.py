@@ -189,17 +189,18 @@ def test_claims_on_quick_size_results(tmp_path, tanh_runs, at_init, data_root):
         frame.to_parquet(path)
         results[key] = [str(path)]
     out = s.claims(results, {"fig2_runs": {"fig2_activation": "Tanh", "figb6_activations": ["Tanh"]}})
-    assert set(out) == {"fig2", "figb6", "fig3", "figb4", "fig7", "figb7"}
+    assert set(out) == {"joudaki2023-fig2", "joudaki2023-figb6", "joudaki2023-fig3", "joudaki2023-figb4",
+                        "joudaki2023-fig7", "joudaki2023-figb7"}
     for item, quantities in out.items():
         assert all(isinstance(v, Measured) for v in quantities.values()), item
-    assert out["fig2"]["min_ln_step_init"].value >= 0  # Corollary 2: LN never decreases isometry
-    assert out["fig2"]["last_block_fc_act_absent"].value == 1.0
-    assert "init_norm10" not in out["fig2"]  # deeper than the tiny network: left out, not NaN
-    assert out["fig3"]["beta_relu"].value == pytest.approx(isometry_strength("relu"))
-    assert out["fig3"]["theory_l10_relu"].value == pytest.approx(isometry_strength("relu") ** -10)
-    assert out["fig3"]["gap_l1_relu"].spread >= 0  # over the 2 runs
-    assert math.isnan(out["figb4"]["mnist_norm0"].spread)  # one run: no seed spread
-    assert out["figb4"]["last_block_fc_act_absent"].value == 1.0
-    assert math.isfinite(out["fig7"]["min_final_loss_drop_in_beta_order"].value)
-    assert out["figb7"]["max_relative_change_deepest"].value >= 0
+    assert out["joudaki2023-fig2"]["min_ln_step_init"].value >= 0  # Corollary 2: LN never decreases isometry
+    assert out["joudaki2023-fig2"]["last_block_fc_act_absent"].value == 1.0
+    assert "init_norm10" not in out["joudaki2023-fig2"]  # deeper than the tiny network: left out, not NaN
+    assert out["joudaki2023-fig3"]["beta_relu"].value == pytest.approx(isometry_strength("relu"))
+    assert out["joudaki2023-fig3"]["theory_l10_relu"].value == pytest.approx(isometry_strength("relu") ** -10)
+    assert out["joudaki2023-fig3"]["gap_l1_relu"].spread >= 0  # over the 2 runs
+    assert math.isnan(out["joudaki2023-figb4"]["mnist_norm0"].spread)  # one run: no seed spread
+    assert out["joudaki2023-figb4"]["last_block_fc_act_absent"].value == 1.0
+    assert math.isfinite(out["joudaki2023-fig7"]["min_final_loss_drop_in_beta_order"].value)
+    assert out["joudaki2023-figb7"]["max_relative_change_deepest"].value >= 0
     assert s.claims({}, {}) == {}

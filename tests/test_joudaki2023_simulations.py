@@ -12,7 +12,7 @@ from isonorm.experiments.joudaki2023 import simulation_summaries as s
 from isonorm.report.claims import Measured
 from isonorm.experiments.joudaki2023 import simulations, spreads
 
-# The smoke tests of D-Fig4 … D-FigB3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.
+# The smoke tests of joudaki2023-fig4 … joudaki2023-figb3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.
 SHARED = {
     "batch": 4, "widths": [16], "depth": 3, "runs": 2, "activation_first": [True], "gains": [1.0], "bias": 0.0,
     "constants": "quadrature", "monte_carlo_samples": 2_000_000, "constants_seed": 0, "dtype": "float32",
@@ -250,19 +250,20 @@ def test_claims_cover_every_item_and_are_floats(quick_results):
     for item, quantities in out.items():
         assert quantities, item
         assert all(isinstance(v, Measured) for v in quantities.values()), item
-    assert out["fig4"]["log10_gap_relu_l0"].value > 0  # a degenerate input is far from isometric
-    assert out["fig6"]["exp_mf_missing_at_last_layer"].value in (0.0, 1.0)
+    assert out["joudaki2023-fig4"]["log10_gap_relu_l0"].value > 0  # a degenerate input is far from isometric
+    assert out["joudaki2023-fig6"]["exp_mf_missing_at_last_layer"].value in (0.0, 1.0)
 
 
 def test_claims_carry_the_spread_over_runs(quick_results):
     """Docs "Seed spreads": a quantity of the plotted mean curve carries the spread of the same quantity over
     the runs' own curves; the quick profile's 2 runs give a finite, non-negative half-width."""
     out = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
-    measured = out["fig4"]["log10_gap_relu_layer_l1"]
+    measured = out["joudaki2023-fig4"]["log10_gap_relu_layer_l1"]
     value, spread = measured.value, measured.spread
     assert np.isfinite(value) and spread >= 0
-    assert out["fig9"]["max_log10_layer_over_mf_l30"].value == pytest.approx(max(
-        out["fig9"][f"log10_gap_d{d}_layer_l30"].value - out["fig9"][f"log10_gap_d{d}_mf_l30"].value
+    fig9 = out["joudaki2023-fig9"]
+    assert fig9["max_log10_layer_over_mf_l30"].value == pytest.approx(max(
+        fig9[f"log10_gap_d{d}_layer_l30"].value - fig9[f"log10_gap_d{d}_mf_l30"].value
         for d in (8, 16)), nan_ok=True)
 
 
@@ -292,13 +293,14 @@ def test_claims_of_the_readings_carry_their_reading_in_the_name(quick_results, t
         assert ({k: v.value for k, v in out[item].items() if k in quantities}
                 == pytest.approx({k: v.value for k, v in quantities.items()}, nan_ok=True))
     assert {"last_finite_layer_relu_none_mc_constants", "last_finite_layer_sigmoid_none_mc_constants",
-            "last_finite_layer_exp_none_mc_constants"} <= set(out["fig5"])
-    assert {"first_layer_exp_mf_above_10_5runs", "log10_gap_exp_mf_max_to_l6_block_mean"} <= set(out["fig6"])
-    assert {"log10_gap_relu_min_d8", "log10_gap_relu_l30_d8", "log10_gap_selu_l30_d8"} <= set(out["fig8a"])
-    assert {"log10_gap_d8_mf_l30_5runs", "log10_gap_d16_mf_l30_5runs"} <= set(out["fig9"])
-    assert {"log10_gap_d8_mf_l30_mc_constants", "log10_gap_d16_mf_l30_mc_constants"} <= set(out["fig9"])
+            "last_finite_layer_exp_none_mc_constants"} <= set(out["joudaki2023-fig5"])
+    assert {"first_layer_exp_mf_above_10_5runs",
+            "log10_gap_exp_mf_max_to_l6_block_mean"} <= set(out["joudaki2023-fig6"])
+    assert {"log10_gap_relu_min_d8", "log10_gap_relu_l30_d8", "log10_gap_selu_l30_d8"} <= set(out["joudaki2023-fig8a"])
+    assert {"log10_gap_d8_mf_l30_5runs", "log10_gap_d16_mf_l30_5runs"} <= set(out["joudaki2023-fig9"])
+    assert {"log10_gap_d8_mf_l30_mc_constants", "log10_gap_d16_mf_l30_mc_constants"} <= set(out["joudaki2023-fig9"])
 
 
 def test_claims_skip_items_without_results(quick_results):
     out = s.claims({"fig5_6": quick_results["fig5_6"]}, {})
-    assert set(out) == {"fig5", "fig6"}
+    assert set(out) == {"joudaki2023-fig5", "joudaki2023-fig6"}

@@ -43,9 +43,9 @@ def test_strength_claims_name_activation_and_gain(tmp_path):
     path = tmp_path / "tableb1.parquet"
     frame.to_parquet(path)
     out = strengths.claims({"tableb1": [str(path)]}, {})
-    assert set(out["tableb1"]) == {"beta_sin_a0.5", "beta_sin_a1", "beta_relu_a0.5", "beta_relu_a1",
+    assert set(out["joudaki2023-tableb1"]) == {"beta_sin_a0.5", "beta_sin_a1", "beta_relu_a0.5", "beta_relu_a1",
                                    "closed_form_equals_quadrature"}
-    assert out["tableb1"]["closed_form_equals_quadrature"] == 1.0
+    assert out["joudaki2023-tableb1"]["closed_form_equals_quadrature"] == 1.0
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -164,12 +164,12 @@ def test_table5_rows_and_claims_from_tiny_checkpoints(root, tmp_path):
     for key, frame in (("table5_plms", plms), ("table5_llms", llms)):
         paths[key] = [str(tmp_path / f"{key}.parquet")]
         write_results(frame, paths[key][0], config={})
-    out = claims(paths, {})["table5"]
+    out = claims(paths, {})["lu2024-table5"]
     assert out[quantity("T5/Encoder", "Linear_1")] == pytest.approx(
         float(plms.query("row_label == 'T5/Encoder' and cell == 'Linear_1' and orientation == 'rows'")["pii"].iloc[0]))
     assert quantity("T5/Decoder", "Linear_1") not in out
     assert out["plm_pii_max"] == pytest.approx(np.nanmax(table[list(CELLS)].to_numpy(dtype=float)))
     llm = np.nanmean(table5_rows(llms)[list(CELLS)].to_numpy(dtype=float))
     assert out["llm_over_plm_mean_pii"] == pytest.approx(llm / np.nanmean(table[list(CELLS)].to_numpy(dtype=float)))
-    assert claims({"table5_llms": paths["table5_llms"]}, {})["table5"].keys().isdisjoint({"plm_pii_max"})
+    assert claims({"table5_llms": paths["table5_llms"]}, {})["lu2024-table5"].keys().isdisjoint({"plm_pii_max"})
     assert claims({}, {}) == {}

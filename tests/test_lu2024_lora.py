@@ -139,7 +139,7 @@ def test_summaries_and_claims_read_the_written_file(result, tmp_path):
     assert list(table.columns) == list(lora.TABLE_COLUMNS) and table.notna().all().all()
     changes = lora_summaries.pii_changes(result)
     assert (changes["PII_col change"] - (changes["PII_col after"] - changes["PII_col before"])).abs().max() < 1e-15
-    measured = lora_summaries.claims({lora_summaries.RESULT_KEY: [str(path)]}, {})["table5"]
+    measured = lora_summaries.claims({lora_summaries.RESULT_KEY: [str(path)]}, {})["lu2024-table5"]
     assert measured["lora_max_abs_pii_change"].value == pytest.approx(changes["PII_col change"].abs().max())
     assert measured["lora_query"].value == pytest.approx(table.loc[lora_summaries.ROW_LABELS["after"], "Query"])
     assert math.isnan(measured["lora_query"].spread)  # one seed: no seed spread

@@ -168,16 +168,17 @@ def test_claims_from_results_files(data_root, tmp_path):
         paths.setdefault("table3_weights", []).append(str(weights))
     save("fig1", tn.fig1(dict(cfg, dataset="mnist", layer="linearH.0")))
     claims = ts.claims(paths, SUMMARY_CFG)
-    assert set(claims) == {"table1", "table3", "fig1"}
-    assert claims["table1"]["sgd_layer1_init"].value == pytest.approx(1.0)
-    assert {"sgd_acc", "adam_layer3_trained", "sgd_layer1_lead"} <= set(claims["table1"])
-    assert {"gelu_adam_pii_original", "gelu_adam_acc_norm_res", "norm_res_pii_change_max"} <= set(claims["table3"])
-    change = claims["table3"]["norm_res_pii_change_max"].value  # a number: Norm_Res's PII minus Original's
-    assert change == pytest.approx(claims["table3"]["gelu_adam_pii_norm_res"].value
-                                   - claims["table3"]["gelu_adam_pii_original"].value)
-    assert claims["fig1"]["cos_unit_diagonal"] == 1.0
-    assert 0 < claims["fig1"]["pii_init"].value < 1
-    assert all(math.isnan(m.spread) for m in claims["table1"].values())  # one seed: no seed spread
+    assert set(claims) == {"lu2024-table1", "lu2024-table3", "lu2024-fig1"}
+    assert claims["lu2024-table1"]["sgd_layer1_init"].value == pytest.approx(1.0)
+    assert {"sgd_acc", "adam_layer3_trained", "sgd_layer1_lead"} <= set(claims["lu2024-table1"])
+    assert {"gelu_adam_pii_original", "gelu_adam_acc_norm_res", "norm_res_pii_change_max"} <= set(
+        claims["lu2024-table3"])
+    change = claims["lu2024-table3"]["norm_res_pii_change_max"].value  # a number: Norm_Res's PII minus Original's
+    assert change == pytest.approx(claims["lu2024-table3"]["gelu_adam_pii_norm_res"].value
+                                   - claims["lu2024-table3"]["gelu_adam_pii_original"].value)
+    assert claims["lu2024-fig1"]["cos_unit_diagonal"] == 1.0
+    assert 0 < claims["lu2024-fig1"]["pii_init"].value < 1
+    assert all(math.isnan(m.spread) for m in claims["lu2024-table1"].values())  # one seed: no seed spread
 
 
 def test_table4_default_claim_reads_the_running_train_accuracy_and_the_eval_one_is_the_alternative(tmp_path):
@@ -204,7 +205,7 @@ def test_table4_default_claim_reads_the_running_train_accuracy_and_the_eval_one_
             write_results(part, path)
             paths.setdefault(item, []).append(str(path))
     claims = ts.claims(paths, SUMMARY_CFG | {"resnet18": {"headline_layer": "layer1.0.conv1"}})
-    table4, app3 = claims["table4"], claims["apptable3"]
+    table4, app3 = claims["lu2024-table4"], claims["lu2024-apptable3"]
     assert table4["gelu_adam_acc_original"] == measured_over_runs([62.0, 62.1])  # running, last epoch
     assert table4["gelu_adam_acc_eval_original"] == measured_over_runs([67.0, 67.1])
     assert table4["gelu_adam_acc_norm_res"] == measured_over_runs([72.0, 72.1])
@@ -221,7 +222,7 @@ def test_claims_carry_the_seed_spread_over_seeds():
             for optimizer, value in (("sgd", sgd), ("adam", adam)) for epoch in (0, 1)]
     rows += [{**row, "metric": "test_accuracy", "layer": None, "orientation": None, "value": 90.0 + row["seed"]}
              for row in rows if row["epoch"] == 1]
-    out = ts._optimizer_claims(pd.DataFrame(rows), "table1", {"Layer_1": "linearH.1"})
+    out = ts._optimizer_claims(pd.DataFrame(rows), "lu2024-table1", {"Layer_1": "linearH.1"})
     assert out["sgd_layer1_trained"] == measured_over_runs([0.9, 0.7])
     assert out["sgd_layer1_lead"] == measured_over_runs([0.4, 0.1])  # per seed, not from the means
     assert out["adam_acc"].value == pytest.approx(132.5) and out["adam_acc"].spread > 0

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from isonorm.data.corpora import fetch_corpus, load_corpus
+from isonorm.experiments.lu2024 import table5_summaries
 from isonorm.experiments.lu2024 import wikitext_summaries as summaries
 from isonorm.experiments.lu2024.wikitext_transformer import (
     build_models,
@@ -192,12 +193,25 @@ def test_claims_from_parquet_give_the_reference_quantities(run, tmp_path):
     path = tmp_path / "transformer.parquet"
     write_results(run, path, config={"test": True})
     out = summaries.claims({summaries.RESULT_KEY: [str(path)]}, {})
-    assert set(out) == {"table5"}
+    assert set(out) == {"lu2024-table5"}
     expected = {"transformer_query", "transformer_keys", "transformer_values", "transformer_atten_output",
                 "transformer_linear_1", "transformer_linear_2", "transformer_linear_2_margin"}
-    assert set(out["table5"]) == expected
-    cells = out["table5"]  # two seeds: means with their seed spread; the margin is taken per seed
+    assert set(out["lu2024-table5"]) == expected
+    cells = out["lu2024-table5"]  # two seeds: means with their seed spread; the margin is taken per seed
     assert cells["transformer_linear_2_margin"].value == pytest.approx(
         summaries.linear_2_margin(summaries.pii_by_seed(run)).mean())
     assert all(cell.spread > 0 for cell in cells.values())
     assert summaries.claims({}, {}) == {}
+
+
+def test_table5_claims_gather_the_parts_and_refuse_a_quantity_twice(run, tmp_path, monkeypatch):
+    """lu2024-table5's claims function: the Transformer part's quantities as that part gives them (the other parts
+    did not run); two parts giving one quantity is an error, not an overwrite."""
+    path = tmp_path / "transformer.parquet"
+    write_results(run, path, config={"test": True})
+    results = {summaries.RESULT_KEY: [str(path)]}
+    assert table5_summaries.claims(results, {}) == summaries.claims(results, {})
+    assert table5_summaries.claims({}, {}) == {}
+    monkeypatch.setattr(table5_summaries, "PARTS", (summaries.claims, summaries.claims))
+    with pytest.raises(ValueError, match="transformer_query"):
+        table5_summaries.claims(results, {})

@@ -207,16 +207,16 @@ def item_results(data_root, tmp_path_factory) -> dict[str, list[str]]:
 
 def test_items_run_on_a_data_set_and_claims_cover_every_item(item_results):
     claims = s.claims(item_results, {})
-    assert set(claims) == {"fig1", "fig2", "fig3", "fig5", "figg5", "figg6", "fige1", "fige2"}
-    assert {"nondegenerate_depth5", "degenerate_depth12", "nondegenerate_flat", "degenerate_explodes"} <= set(claims["fig2"])
-    assert {"orthogonal_bounded", "normal_grows", "normal_slope_per_layer"} <= set(claims["fig3"])
-    assert {"with_gain_all_bounded", "without_gain_nonlinear_explode", "without_gain_sin_depth12"} <= set(claims["fig5"])
-    assert "log10_isogap_identity_depth5" in claims["figg5"]
-    assert {"mean_offset", "min_offset", "with_depth5", "without_depth12"} <= set(claims["figg6"])
-    assert {"sin_alpha0.5", "tanh_alpha0.9", "sin_c2", "tanh_fit_alpha0.9", "sin_curves_coincide"} <= set(claims["fige1"])
-    assert {"sin_depth20_exp-0.1", "tanh_depth15_exp-1", "sin_rate_gain_min"} <= set(claims["fige2"])
-    assert claims["fig1"]["log10_decay_d16"].value < 0 and claims["fig1"]["theory_equals_empirical_at_input_d8"] == 1.0
-    assert "log10_decay_width_gap" in claims["fig1"]
+    assert set(claims) == {f"meterez2024-{item}" for item in ("fig1", "fig2", "fig3", "fig5", "figg5", "figg6", "fige1", "fige2")}
+    assert {"nondegenerate_depth5", "degenerate_depth12", "nondegenerate_flat", "degenerate_explodes"} <= set(claims["meterez2024-fig2"])
+    assert {"orthogonal_bounded", "normal_grows", "normal_slope_per_layer"} <= set(claims["meterez2024-fig3"])
+    assert {"with_gain_all_bounded", "without_gain_nonlinear_explode", "without_gain_sin_depth12"} <= set(claims["meterez2024-fig5"])
+    assert "log10_isogap_identity_depth5" in claims["meterez2024-figg5"]
+    assert {"mean_offset", "min_offset", "with_depth5", "without_depth12"} <= set(claims["meterez2024-figg6"])
+    assert {"sin_alpha0.5", "tanh_alpha0.9", "sin_c2", "tanh_fit_alpha0.9", "sin_curves_coincide"} <= set(claims["meterez2024-fige1"])
+    assert {"sin_depth20_exp-0.1", "tanh_depth15_exp-1", "sin_rate_gain_min"} <= set(claims["meterez2024-fige2"])
+    assert claims["meterez2024-fig1"]["log10_decay_d16"].value < 0 and claims["meterez2024-fig1"]["theory_equals_empirical_at_input_d8"] == 1.0
+    assert "log10_decay_width_gap" in claims["meterez2024-fig1"]
     for item, quantities in claims.items():
         for name, value in quantities.items():
             if isinstance(value, Measured):  # a level of several runs carries its seed spread
@@ -226,7 +226,7 @@ def test_items_run_on_a_data_set_and_claims_cover_every_item(item_results):
             if name.endswith(("_flat", "_explodes", "_bounded", "_grows", "_nonfinite", "_coincide", "_plateaus")):
                 assert value in (0.0, 1.0), (item, name)
     # spreads over the runs where the item has several: a depth point of Fig. 3, a level of Fig. 1
-    assert claims["fig3"]["normal_depth5"].spread > 0 and claims["fig1"]["log10_empirical_d8_last"].spread > 0
+    assert claims["meterez2024-fig3"]["normal_depth5"].spread > 0 and claims["meterez2024-fig1"]["log10_empirical_d8_last"].spread > 0
     assert s.claims({}, {}) == {}  # nothing run, nothing claimed
 
 

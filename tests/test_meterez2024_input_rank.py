@@ -81,7 +81,7 @@ def test_tabled1_records_provenance_and_summarises(table):
 
 
 def test_tabled1_claims(table):
-    claims = s.claims(table, {})["tabled1"]
+    claims = s.claims(table, {})["meterez2024-tabled1"]
     assert {"cifar10_n16_rank_mean", "mnist_n32_rank_std", "cifar10_mean_cosine_n32", "mnist_full_rank_small_n"} <= set(claims)
     assert claims["cifar10_full_rank_small_n"] in (0.0, 1.0)
 

@@ -12,7 +12,7 @@ from isonorm.experiments.meterez2024 import training_summaries as ts
 from isonorm.experiments.meterez2024.grid_jobs import stack_members, training_stacks
 from isonorm.train import CheckpointError
 
-CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), C-Fig4 smoke test
+CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), meterez2024-fig4 smoke test
     "width": 12, "batch_size": 20, "lr": 0.001, "epochs": 2, "activations": ["sin", "tanh", "identity"],
     "gain_exponent": 0.4, "norm": "torch_bn", "bias": True, "init": "orthogonal", "transform": "dataset_constants",
     "measure_epochs": [1, 2], "checkpoint_every": 1, "eval_batch_size": 50, "measure_on_copy": False,
@@ -133,9 +133,9 @@ def test_the_notebooks_selections_of_the_grid() -> None:
     rows += [dict(dataset=d, depth=4, activation="sin", epoch=1, layer=layer, metric="weight_isogap", value=v)
              for d in ("cifar10", "mnist") for layer, v in enumerate([0.1, np.nan, np.inf])]
     frame = pd.DataFrame(rows)
-    curves = ts.plotted_accuracy(frame, "figg1")
+    curves = ts.plotted_accuracy(frame, "meterez2024-figg1")
     assert set(curves.dataset) == {"mnist"} and list(curves.epoch) == [1, 2]
-    assert ts.plotted_accuracy(None, "fig4").empty
+    assert ts.plotted_accuracy(None, "meterez2024-fig4").empty
     assert set(ts.profile_runs(frame).dataset) == {ts.PROFILE_DATASET}
     assert ts.layer_profiles(ts.profile_runs(None), "weight_isogap").empty
     assert ts.nonfinite_points(frame, "weight_isogap") == 4 and ts.nonfinite_points(None, "weight_isogap") == 0

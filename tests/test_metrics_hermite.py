@@ -1,4 +1,4 @@
-"""Hermite coefficients and the isometry strength β (metrics M5; D-TableB1).
+"""Hermite coefficients and the isometry strength β (metrics M5; joudaki2023-tableb1).
 
 Targets are the closed forms and float64 quadrature values of metrics M5's reference table (mathematical
 values, not paper-reported numbers), tolerance 1e-4 as metrics M5 states.

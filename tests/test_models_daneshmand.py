@@ -1,4 +1,4 @@
-"""Networks and SVD initialisations of daneshmand2021 (B-AppFig6a, B-AppFig6b, B-Fig5, B-AppFig7)."""
+"""Networks and SVD initialisations of daneshmand2021 (daneshmand2021-appfig6a, daneshmand2021-appfig6b, daneshmand2021-fig5, daneshmand2021-appfig7a/b)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def seeded(seed: int = 0) -> torch.Generator:
 
 
 def plain_mlp(in_features: int, width: int, linears: int, classes: int, seed: int = 0) -> nn.Sequential:
-    """Linear(no bias)/ReLU stack, last layer bare, Xavier-uniform gain √2 (B-Fig4a)."""
+    """Linear(no bias)/ReLU stack, last layer bare, Xavier-uniform gain √2 (daneshmand2021-fig4a)."""
     sizes = [in_features] + [width] * (linears - 1) + [classes]
     modules: list[nn.Module] = []
     for index, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
@@ -31,7 +31,7 @@ def plain_mlp(in_features: int, width: int, linears: int, classes: int, seed: in
     return nn.Sequential(*modules[:-1])
 
 
-# ---------------------------------------------------------------- B-AppFig6a/B-AppFig6b profile nets
+# ---------------------------------------------------------------- daneshmand2021-appfig6a/daneshmand2021-appfig6b profile nets
 
 
 @pytest.mark.parametrize("norm", ["batchnorm", "none"])
@@ -94,7 +94,7 @@ def test_layer_inputs_of_convnet_keep_the_image_layout() -> None:
 
 @pytest.mark.parametrize("mode", ["train", "eval"])
 def test_batchnorm_layer_inputs_are_standardised_over_the_batch(mode: str) -> None:
-    # BN with batch statistics (B-AppFig6a/B-AppFig6b: training mode), in either module mode: every layer input from
+    # BN with batch statistics (daneshmand2021-appfig6a/daneshmand2021-appfig6b: training mode), in either module mode: every layer input from
     # ℓ = 2 on (before its ReLU) has per-feature batch mean 0 and biased variance v/(v + eps) ≈ 1.
     mlp = profile_mlp(in_features=12, width=16, layers=4, generator=seeded())
     convnet = profile_convnet(channels=8, layers=3, generator=seeded())
@@ -125,7 +125,7 @@ def test_profile_nets_reject_bad_arguments() -> None:
         layer_inputs(nn.Linear(2, 2), torch.randn(2, 2))
 
 
-# ---------------------------------------------------------------- B-AppFig7 network
+# ---------------------------------------------------------------- daneshmand2021-appfig7a/b network
 
 
 @pytest.mark.parametrize("extra_layers", [1, 2])
@@ -248,7 +248,7 @@ def test_iterative_init_sets_only_the_layers_the_caller_selects() -> None:
         iterative_orthogonal_init_(mlp, x, select=lambda hidden: [hidden[1], hidden[0]])
 
 
-# ---------------------------------------------------------------- B-AppFig7 SVD init (ConvNet)
+# ---------------------------------------------------------------- daneshmand2021-appfig7a/b SVD init (ConvNet)
 
 
 def conv_outputs(features: nn.Sequential, x: torch.Tensor) -> list[tuple[nn.Conv2d, torch.Tensor, torch.Tensor]]:
@@ -265,7 +265,7 @@ def conv_outputs(features: nn.Sequential, x: torch.Tensor) -> list[tuple[nn.Conv
 def test_conv_svd_init_changes_only_square_convs_and_normalises_their_output() -> None:
     net = alexnet_deep(1, generator=seeded())
     before = {name: p.clone() for name, p in net.named_parameters()}
-    x = torch.rand(32, 3, 32, 32, generator=seeded(5))  # unnormalised images, as in B-AppFig7
+    x = torch.rand(32, 3, 32, 32, generator=seeded(5))  # unnormalised images, as in daneshmand2021-appfig7a/b
     assert conv_svd_init_(net, x) is net
     square = 0
     for conv, _, out in conv_outputs(net.features, x):

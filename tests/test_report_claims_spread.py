@@ -32,11 +32,18 @@ def test_blocks_average_consecutive_runs_and_refuse_too_few():
 
 def test_parts_may_mix_bare_values_and_measured_ones():
     def part(results, config):
-        return {"fig1": {"plain": 1.5, "with_spread": Measured(2.0, 0.25)}}
+        return {"daneshmand2021-fig1": {"plain": 1.5, "with_spread": Measured(2.0, 0.25)}}
 
     frame = measure_parts("daneshmand2021", [part], {}, {})
     spreads = dict(zip(frame["quantity"], frame["spread"]))
     assert math.isnan(spreads["plain"]) and spreads["with_spread"] == 0.25
     with pytest.raises(ValueError, match="half-width"):
-        measure_parts("daneshmand2021", [lambda r, c: {"fig1": {"q": Measured(1.0, -1.0)}}], {}, {})
+        measure_parts("daneshmand2021", [lambda r, c: {"daneshmand2021-fig1": {"q": Measured(1.0, -1.0)}}], {}, {})
     assert isinstance(frame, pd.DataFrame)
+
+
+def test_claims_are_keyed_by_full_item_ids_of_their_paper():
+    with pytest.raises(ValueError, match="invalid item id 'fig1'"):
+        measure_parts("daneshmand2021", [lambda r, c: {"fig1": {"q": 1.0}}], {}, {})
+    with pytest.raises(ValueError, match="does not belong to paper 'daneshmand2021'"):
+        measure_parts("daneshmand2021", [lambda r, c: {"lu2024-fig1": {"q": 1.0}}], {}, {})

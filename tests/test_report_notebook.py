@@ -1,4 +1,5 @@
-"""ItemRenderer: files per item, the <figure id=...> HTML, the reference table, unique ids (architecture §2, §7)."""
+"""ItemRenderer: files per item, the <figure id=...> HTML, the reference table of the scored rows, unique ids
+(architecture §2, §7); open_paper and PaperPage: what the notebook rule passes, the results and their settings."""
 
 from __future__ import annotations
 
@@ -15,11 +16,16 @@ import pytest
 import seaborn as sns
 import yaml
 
+import isonorm.report.item_notes as item_notes
 import isonorm.report.notebook as notebook
 from isonorm.report.claims import write_claims
 from isonorm.report.figure_style import THEME
+from isonorm.report.item_files import FIGURE_FORMATS
 from isonorm.report.markup import escape
-from isonorm.report.notebook import FIGURE_FORMATS, ItemRenderer
+from isonorm.report.notebook import ItemRenderer
+from isonorm.report.references import load_references
+from isonorm.report.scoreboard import read_scored, score_files, write_scored
+from isonorm.results import write_results
 
 
 @pytest.fixture
@@ -47,6 +53,14 @@ def paper_files(tmp_path):
     return reference, claims
 
 
+def scored_renderer(report_dir, reference, claims=None, preset="paper", slug="lu2024"):
+    """A renderer as open_paper makes it: the reference file loaded, the claims scored as the paper_claims rule
+    scores them and read back from its ``scored.csv``."""
+    scored = write_scored(score_files([reference], [] if claims is None else [claims], preset),
+                          report_dir.parent / f"{report_dir.name}-scored.csv")
+    return ItemRenderer(slug, report_dir, load_references(reference), read_scored(scored), preset=preset)
+
+
 def tiny_figure():
     fig, ax = plt.subplots(figsize=(2, 1.5))
     ax.plot([0, 1, 2], [0, 1, 4])
@@ -54,7 +68,7 @@ def tiny_figure():
 
 
 def test_figure_writes_files_and_html(tmp_path, paper_files, shown):
-    renderer = ItemRenderer("lu2024", tmp_path / "report", *paper_files, preset="quick")
+    renderer = scored_renderer(tmp_path / "report", *paper_files, preset="quick")
     fig = tiny_figure()
     renderer.figure(fig, "lu2024-fig2", "Slope & offset <check>", deviations=["fewer seeds", "smaller width"])
     for fmt in FIGURE_FORMATS:
@@ -73,7 +87,7 @@ def test_figure_writes_files_and_html(tmp_path, paper_files, shown):
     assert "quick preset" in html
     # Reference rows of this item only; a quick run's are computed, not compared to the paper (judge_smoke)
     assert html.count('class="verdict-computed">computed') == 2 and 'class="verdict-match"' not in html
-    compared = ItemRenderer("lu2024", tmp_path / "paper", *paper_files, preset="paper")
+    compared = scored_renderer(tmp_path / "paper", *paper_files, preset="paper")
     compared.figure(tiny_figure(), "lu2024-fig2", "c")
     # at the paper's settings, the scoreboard's verdicts: |2.2-2| <= 0.5, |0.9-0| > 0.1.
     paper_html = compared.rendered["lu2024-fig2"]
@@ -83,7 +97,7 @@ def test_figure_writes_files_and_html(tmp_path, paper_files, shown):
 
 
 def test_paper_preset_has_no_badge_and_second_item_no_second_style(tmp_path, paper_files, shown):
-    renderer = ItemRenderer("lu2024", tmp_path, *paper_files, preset="paper")
+    renderer = scored_renderer(tmp_path / "report", *paper_files, preset="paper")
     renderer.figure(tiny_figure(), "lu2024-fig2", "c")
     renderer.figure(tiny_figure(), "lu2024-fig3", "c")
     assert "preset-badge" not in "".join(renderer.rendered.values())
@@ -92,10 +106,10 @@ def test_paper_preset_has_no_badge_and_second_item_no_second_style(tmp_path, pap
 
 
 def test_table_writes_csv_markdown_latex(tmp_path, paper_files, shown):
-    renderer = ItemRenderer("lu2024", tmp_path, *paper_files, preset="paper")
+    renderer = scored_renderer(tmp_path / "report", *paper_files, preset="paper")
     frame = pd.DataFrame({"model": ["bert_1", "t5"], "mean": [1 / 3, 2.0]})
     renderer.table(frame, "lu2024-table5", "Means & 50% of_them", deviations="one model")
-    out = tmp_path / "lu2024"
+    out = tmp_path / "report" / "lu2024"
     pd.testing.assert_frame_equal(pd.read_csv(out / "lu2024-table5.csv"), frame)  # full precision
     markdown = (out / "lu2024-table5.md").read_text()
     assert markdown.splitlines()[0].replace(" ", "") == "|model|mean|" and "0.3333" in markdown
@@ -119,7 +133,7 @@ def test_not_reproducible_section(tmp_path, shown):
 
 
 def test_item_ids_are_unique_and_valid(tmp_path, shown):
-    renderer = ItemRenderer("lu2024", tmp_path, None, tmp_path / "not-yet.parquet", preset="paper")
+    renderer = ItemRenderer("lu2024", tmp_path, None, None, preset="paper")
     renderer.figure(tiny_figure(), "lu2024-fig2", "c")
     with pytest.raises(ValueError, match="rendered twice"):
         renderer.table(pd.DataFrame({"a": [1]}), "lu2024-fig2", "c")
@@ -143,24 +157,42 @@ def test_package_exports_renderer_lazily():
 def test_open_paper_reads_the_parameters_sets_the_style_and_loads_results(tmp_path, monkeypatch, paper_files):
     import seaborn as sns
 
-    from isonorm.results import write_results
-
     reference, claims = paper_files
-    monkeypatch.setattr(notebook, "REFERENCE_DIR", reference.parent)  # notebooks/reference/<slug>.yaml by default
     results = tmp_path / "results"
     write_results(pd.DataFrame({"x": [1.0, 2.0]}), results / "fig2" / "a.parquet", config={})
-    results.joinpath("claims.parquet").write_bytes(claims.read_bytes())
+    scored = write_scored(score_files([reference], [claims], "quick"), results / "scored.csv")
     applied: dict = {}
     monkeypatch.setattr(sns, "set_theme", lambda **style: applied.update(style))
 
     run = {"results_dir": str(results), "report_dir": str(tmp_path / "report"), "preset": "quick",
-           "config": {"fig2": {"layer": "linearH.0"}}}
+           "config": {"fig2": {"layer": "linearH.0"}}, "references": str(reference), "scored": str(scored)}
     page = notebook.open_paper("lu2024", run)
     assert page.cfg == {"fig2": {"layer": "linearH.0"}} and applied == THEME  # one style for every paper
     assert list(page.load("fig2/*.parquet").x) == [1.0, 2.0]
     assert page.load("table5/*.parquet") is None  # not run in this configuration
-    scored = page.render.scored  # the paper's reference values against this run's claims
-    assert set(scored.quantity) == {"slope", "offset", "mean"}
+    # the rows the paper_claims rule scored and the references, both from the rule's inputs
+    assert set(page.render.scored.quantity) == {"slope", "offset", "mean"}
+    assert set(page.render.references.quantity) == {"slope", "offset", "mean"}
+    bare = notebook.open_paper("lu2024", {**run, "references": None, "scored": None})
+    assert bare.render.scored is None and bare.render.references is None  # no tables, no paper points
+
+
+def test_a_page_reads_the_settings_its_results_were_computed_with(tmp_path):
+    """Settings as the job got them (the run stored in each results file's provenance), not merged again."""
+    merged = {"runs": 30, "dtype": "float32"}  # what rules/common.smk item_settings gave the job
+    for variant in ("a", "b"):
+        write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "fig2" / f"{variant}.parquet",
+                      config={"function": "isonorm.experiments.lu2024.trained_nets:fnn", "config": merged,
+                              "kwargs": {"variant": variant}})
+    write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "fig3" / "a.parquet", config={"config": {"runs": 1}})
+    write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "fig3" / "b.parquet", config={"config": {"runs": 2}})
+    page = notebook.PaperPage("lu2024", {"fnn": {"runs": 10}, "fig2": {"runs": 30}}, tmp_path,
+                              ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper"))
+    assert page.settings("fig2/*.parquet") == merged
+    with pytest.raises(FileNotFoundError, match="table5"):
+        page.settings("table5/*.parquet")
+    with pytest.raises(ValueError, match="one item's settings"):
+        page.settings("fig3/*.parquet")
 
 
 # --- the paper's values drawn on the figure (`plot` in the reference file, architecture §7) -------------------
@@ -184,7 +216,7 @@ def renderer_with(tmp_path, entries, preset="paper"):
     readoffs = {e["item"]: READOFF for e in entries if e["provenance"] == "read-off"}
     reference.write_text(yaml.safe_dump({"paper": "lu2024", "title": "t", "references": entries,
                                          "readoffs": readoffs}, allow_unicode=True))
-    return ItemRenderer("lu2024", tmp_path / "report", reference, None, preset=preset)
+    return scored_renderer(tmp_path / "report", reference, preset=preset)
 
 
 def two_panels():
@@ -379,7 +411,7 @@ def test_the_reference_table_is_compact_and_its_notes_are_folded_not_captioned(t
     write_claims(pd.DataFrame({"item": ["lu2024-fig2"] * 4, "quantity": ["slope", "gap", "slope_d300", "slope_offset"],
                                "value": [1.5, float("nan"), 1.02, 3.0], "spread": [0.05, float("nan"), 0.01, 0.0],
                                "note": [""] * 4}), claims, "lu2024")
-    renderer = ItemRenderer("lu2024", tmp_path, reference, claims, preset="paper")
+    renderer = scored_renderer(tmp_path / "report", reference, claims, preset="paper")
     renderer.figure(tiny_figure(), "lu2024-fig2", "c")
     html = renderer.rendered["lu2024-fig2"]
     caption = html[html.index("<figcaption>"):html.index("Reported vs reproduced")]
@@ -402,10 +434,8 @@ def test_the_reference_table_is_compact_and_its_notes_are_folded_not_captioned(t
 def test_an_item_names_the_functions_whose_results_its_cell_loaded(tmp_path, shown, monkeypatch):
     """PaperPage.load reads each file's provenance; the items the same cell renders say "Computed by …", an item
     of a later cell (a static table) says nothing."""
-    from isonorm.results import write_results
-
     running = {"cell": 1}  # load and figure in cell 1, the table in cell 2
-    monkeypatch.setattr(notebook, "_cell", lambda: running["cell"])
+    monkeypatch.setattr(item_notes, "current_cell", lambda: running["cell"])
     write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "results" / "fig2" / "a.parquet",
                   config={"function": "isonorm.experiments.lu2024.trained_nets:fnn"})
     renderer = ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper")
@@ -427,10 +457,8 @@ def test_a_load_that_finds_nothing_shows_its_items_as_not_run(tmp_path, shown):
 
 
 def test_a_load_names_the_items_it_feeds_in_later_cells(tmp_path, shown, monkeypatch):
-    from isonorm.results import write_results
-
     running = {"cell": 1}
-    monkeypatch.setattr(notebook, "_cell", lambda: running["cell"])
+    monkeypatch.setattr(item_notes, "current_cell", lambda: running["cell"])
     write_results(pd.DataFrame({"x": [1.0]}), tmp_path / "results" / "t5" / "a.parquet",
                   config={"function": "isonorm.experiments.lu2024.lora:table5_lora_runs"})
     renderer = ItemRenderer("lu2024", tmp_path / "report", None, None, preset="paper")

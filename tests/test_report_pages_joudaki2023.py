@@ -36,13 +36,14 @@ def test_the_band_is_named_by_the_level_the_renderer_draws():
     assert page.CI_TEXT == "95% CI"
 
 
-def test_an_items_settings_are_the_shared_section_under_its_own():
-    cfg = {"simulator": {"dtype": "float32", "runs": 10}, "fig8a": {"runs": 30}}
-    assert page.settings(cfg, "simulator", "fig8a") == {"dtype": "float32", "runs": 30}
+def job_settings(shared: str, item: str) -> dict:
+    """An item's settings as its job got them (rules/common.smk item_settings; the page reads them from the
+    results' provenance, PaperPage.settings)."""
+    return {**CONFIG[shared], **CONFIG[item]}
 
 
 def test_the_simulator_note_names_the_configs_numerics():
-    note = page.sim_note(page.settings(CONFIG, "simulator", "fig4"))
+    note = page.sim_note(job_settings("simulator", "fig4"))
     sim = CONFIG["simulator"]
     assert f"Simulation in {sim['dtype']} with Gram eigenvalues in {sim['metric_dtype']}" in note
     assert f"by {sim['constants']} (decision D8" in note
@@ -79,11 +80,9 @@ def test_the_spread_of_a_reading_is_named_in_the_legend():
 
 
 def test_the_image_mlp_notes_read_the_config_and_the_results():
-    assert page.gap_eps(CONFIG, "fig3") == f"ε = {CONFIG['image_mlp']['eps']:g} (M1b)"
-    assert page.beta_note({"image_mlp": {"beta_method": "quadrature"}, "fig3": {}}, "fig3") == (
-        "D8: β_σ by exact quadrature")
-    assert page.beta_note({"image_mlp": {"beta_method": "quadrature"}, "fig3": {"beta_method": "monte_carlo"}},
-                          "fig3") == "D8: β_σ by Monte Carlo, as the originals"
+    assert page.gap_eps(job_settings("image_mlp", "fig3")) == f"ε = {CONFIG['image_mlp']['eps']:g} (M1b)"
+    assert page.beta_note({"beta_method": "quadrature"}) == "D8: β_σ by exact quadrature"
+    assert page.beta_note({"beta_method": "monte_carlo"}) == "D8: β_σ by Monte Carlo, as the originals"
     rows = pd.DataFrame({"run": [0, 0, 1], "batch": [0, 1, 0], "batch_size": 100, "act_on_logits": True,
                          "stage": "train"})
     assert page.runs_note(rows) == "2 runs × 2 batches of 100"
@@ -102,7 +101,7 @@ def test_the_hot_palette_follows_the_legend_order():
 
 
 def test_the_caption_of_figs_5_and_6_says_what_is_drawn_and_the_method_folds_the_rest():
-    frame, sim = _grid(centering="mf"), page.settings(CONFIG, "simulator", "fig5_6")
+    frame, sim = _grid(centering="mf"), job_settings("simulator", "fig5_6")
     caption = page.fig5_6_caption(frame, "no normalization vs LayerNorm", " Dashed: a reading.")
     assert caption == ("−log I(G^ℓ) after mean-field centering x ← a − c0, then no normalization vs LayerNorm: "
                        "n = 10, d = 1000, L = 30, degeneracy 100, gain 1, 2 runs. Dashed: a reading.")

@@ -12,13 +12,18 @@ from isonorm.report.claims import read_claims, validate_claims, write_claims
 from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
 from isonorm.report.scoreboard import (
     SCOREBOARD_COLUMNS,
+    SCORED_COLUMNS,
     apart_counts,
     build_scoreboard,
     headline,
     match_rates,
     read_scoreboard,
+    read_scored,
+    score_files,
+    scoreboard_of,
     summarize_scoreboard,
     write_scoreboard,
+    write_scored,
 )
 
 NAN = float("nan")
@@ -235,6 +240,21 @@ def test_scoreboard_csv_round_trip(two_papers, tmp_path):
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     assert path.read_text().splitlines()[0] == ",".join(SCOREBOARD_COLUMNS)
     pd.testing.assert_frame_equal(read_scoreboard(path), board, check_dtype=False)
+
+
+@pytest.mark.parametrize("preset", ["paper", "quick"])
+def test_the_papers_scored_one_by_one_make_the_scoreboard_of_one_scoring(two_papers, tmp_path, preset):
+    """Each paper is scored once, by its claims job (scored.csv, which its page shows); the scoreboard puts them
+    together, row for row and digit for digit what scoring them all at once gives, the claims no reference lists
+    last."""
+    scored = [write_scored(score_files([reference], [claims], preset), tmp_path / f"{reference.stem}.csv")
+              for reference, claims in zip(*two_papers)]
+    assert scored[0].read_text().splitlines()[0] == ",".join(SCORED_COLUMNS)  # the page's columns too
+    board = write_scoreboard(scoreboard_of(read_scored(path) for path in scored), tmp_path / "scoreboard.csv")
+    whole = write_scoreboard(build_scoreboard(*two_papers, preset=preset), tmp_path / "whole.csv")
+    assert board.read_text() == whole.read_text()
+    assert read_scoreboard(board)["item"].tolist()[-1] == "lu2024-fig9"  # after joudaki2023's rows
+    assert scoreboard_of([]).columns.tolist() == list(SCOREBOARD_COLUMNS)
 
 
 def test_read_scoreboard_rejects_other_csv(tmp_path):

@@ -1,4 +1,4 @@
-"""The plain MLP of the training experiments (B-Fig4a setup)."""
+"""The plain MLP of the training experiments (daneshmand2021-fig4a setup)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # o
 from op_count import OpCounter  # noqa: E402
 
 CONFIG = BNMLPConfig(in_features=12, width=10, out_features=4, depth=5, norm="torch_bn", bias=True,
-                     gain_exponent=0.4)  # the training architecture of C-Fig4 at tiny size
+                     gain_exponent=0.4)  # the training architecture of meterez2024-fig4 at tiny size
 ACTS = ["sin", "tanh", "identity"]
 
 

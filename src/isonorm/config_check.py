@@ -64,9 +64,9 @@ def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: Co
                  defaults: str | Path | None = None) -> None:
     """Validate ``config``; on failure write the full detail to ``log_path`` and raise :class:`ConfigError`.
 
-    ``defaults`` is the default configuration (config.yaml): a paper's section that the schema does not describe
-    is checked against the keys and types of its defaults there (:func:`shape_of`), so a new paper needs no
-    schema entry to have its typos caught."""
+    ``defaults`` is the default configuration (config.yaml): a paper's section that the schema does not describe,
+    and an item's section that its paper's schema entry does not list, is checked against the keys and types of its
+    defaults there (:func:`shape_of`), so a new paper or item needs no schema entry to have its typos caught."""
     # libyaml's loader where PyYAML has it: every Snakemake process parses the workflow, a cluster job included,
     # and the pure-Python loader spends about half a second on this schema
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -75,8 +75,14 @@ def check_config(config: Mapping[str, Any], schema_path: str | Path, sources: Co
         default_config = yaml.load(Path(defaults).read_text(encoding="utf-8"), Loader=loader) or {}
         described = schema.setdefault("properties", {})
         for key, section in default_config.items():
-            if key not in described and is_paper_slug(key):
+            if not is_paper_slug(key):
+                continue
+            if key not in described:
                 described[key] = shape_of(section)
+            elif isinstance(section, Mapping):  # an item's section the paper's schema entry does not list yet
+                properties = described[key].setdefault("properties", {})
+                for name, value in section.items():
+                    properties.setdefault(name, shape_of(value))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     if not errors:

@@ -65,7 +65,7 @@ def _sharded(name: str, repo: str, revision: str, model_class: str, tiny_family:
 
 
 CHECKPOINTS: dict[str, CheckpointSpec] = {
-    # D-FigB5: Hugging Face `gpt2` (GPT-2 small, 124M), which now resolves to
+    # joudaki2023-figb5: Hugging Face `gpt2` (GPT-2 small, 124M), which now resolves to
     # openai-community/gpt2; loaded as GPT2Model (no LM head). Revision (decision D7: pin it): the commit
     # that huggingface_hub 2.4.0's own docstring resolves "openai-community/gpt2" to
     # (huggingface_hub/_revision.py, ResolvedRevision example), also pinned by many public projects.
@@ -76,25 +76,25 @@ CHECKPOINTS: dict[str, CheckpointSpec] = {
         model_class="GPT2Model",
         files=GPT2_FILES,
     ),
-    # A-Table5b: PLM.py uses `bert-base-uncased`, now google-bert/bert-base-uncased. Revision: the
+    # lu2024-table5 (b): PLM.py uses `bert-base-uncased`, now google-bert/bert-base-uncased. Revision: the
     # commit pinned by many public projects (revision locks, HF cache snapshot paths), with model.safetensors.
     "bert": _one_file("bert", "google-bert/bert-base-uncased", "86b5e0934494bd15c9632b12f734a8a67f723594", "BertModel"),
-    # A-Table5b: PLM.py's active model `roberta-base` = FacebookAI/roberta-base; revision as pinned by
+    # lu2024-table5 (b): PLM.py's active model `roberta-base` = FacebookAI/roberta-base; revision as pinned by
     # several public projects (listing config.json, model.safetensors of 498,818,054 bytes, tokenizer files).
     "roberta": _one_file("roberta", "FacebookAI/roberta-base", "e2da8e2f811d1448a5b465c236feacd80ffbac7b",
                          "RobertaModel"),
-    # A-Table5b, decision A11: t5-base = google-t5/t5-base; revision: the HF cache snapshot many public
+    # lu2024-table5 (b), decision A11: t5-base = google-t5/t5-base; revision: the HF cache snapshot many public
     # projects point at (holding model.safetensors, spiece.model, tokenizer.json).
     "t5": _one_file("t5", "google-t5/t5-base", "a9723ea7f1b39c1eae772870f3b547bf6ef7e6c1", "T5Model"),
-    # A-Table5c, decision A12: LLaMA-1 7B as converted by huggyllama; revision: the repository sha of the
+    # lu2024-table5 (c), decision A12: LLaMA-1 7B as converted by huggyllama; revision: the repository sha of the
     # Hub API record (last modified 2023-04-07) and of many HF cache paths holding model-0000{1,2}-of-00002.
     "llama": _sharded("llama", "huggyllama/llama-7b", "8416d3fefb0cb3ff5775a7b13c1692d10ff1aa16", "LlamaForCausalLM",
                       "llama"),
-    # A-Table5c, decision A12: gated (licence + token). Revision: the sha pinned by public revision
+    # lu2024-table5 (c), decision A12: gated (licence + token). Revision: the sha pinned by public revision
     # tables and HF cache paths (model-0000{1,2}-of-00002.safetensors).
     "llama2": _sharded("llama2", "meta-llama/Llama-2-7b-hf", "01c7f73d771dfac7d292323805ebc428287df4f9",
                        "LlamaForCausalLM", "llama", gated=True),
-    # A-Table5c/A-Table5d: Qwen (v1) 7B, remote code; its tensors are read without building the model. The
+    # lu2024-table5 (c)/lu2024-table5 (d): Qwen (v1) 7B, remote code; its tensors are read without building the model. The
     # LoRA part builds it, so the remote-code .py files, qwen.tiktoken and the CUDA kernel sources are allow-
     # listed too. Revision: the sha public projects cite for Qwen/Qwen-7B (Hub API record, SBOM purl, caches).
     "qwen": _sharded("qwen", "Qwen/Qwen-7B", "ef3c5c9c57b252f3149c1408daf4d649ec8b6c85", "AutoModelForCausalLM",

@@ -2,7 +2,7 @@
 
 The Hub stores a large model as ``model.safetensors.index.json`` (``{"weight_map": {tensor: shard file}}``)
 plus shards ``model-0000i-of-0000n.safetensors``. Table 5 (c) of Lu et al. needs the matrices of one layer of
-7B models (A-Table5c: "only the shard(s) holding layer 8 are needed"), so the fetch reads the index
+7B models (lu2024-table5 (c): "only the shard(s) holding layer 8 are needed"), so the fetch reads the index
 first and downloads only the shards whose tensors match the configured patterns.
 """
 

@@ -1,4 +1,4 @@
-"""Reading single tensors of a fetched checkpoint without building the model (A-Table5b, A-Table5c).
+"""Reading single tensors of a fetched checkpoint without building the model (lu2024-table5 (b), lu2024-table5 (c)).
 
 ``safetensors.safe_open`` memory-maps a file and materialises only the tensor asked for, so the matrices of
 one layer of a 7B model cost their own size in memory, not the model's 13-15 GB. Works on one-file and on

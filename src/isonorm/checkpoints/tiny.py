@@ -15,7 +15,7 @@ from typing import Sequence
 
 import torch
 
-# D-FigB5 "Smoke test": GPT2Config(n_layer=2, n_embd=64, n_head=2). n_positions bounds the
+# joudaki2023-figb5 "Smoke test": GPT2Config(n_layer=2, n_embd=64, n_head=2). n_positions bounds the
 # tokens per text (the probe needs tokens < n_embd for a non-singular token Gram); vocab_size bounds the BPE
 # vocabulary learnt from the few shipped texts (256 byte symbols + merges + <|endoftext|>).
 TINY_GPT2 = {"n_layer": 2, "n_embd": 64, "n_head": 2, "n_positions": 128, "vocab_size": 512}
@@ -90,15 +90,15 @@ def write_tiny_gpt2(
     return folder
 
 
-# --- tiny stand-ins of the Table 5 (b)/(c) checkpoints (A-Table5b "Smoke test": hidden 32, 2 layers, 2 heads,
-# intermediate 64; A-Table5d "Smoke test": a 2-layer, hidden-64 LLaMA/Qwen2 config). One set of size keys for every
+# --- tiny stand-ins of the Table 5 (b)/(c) checkpoints (lu2024-table5 (b) "Smoke test": hidden 32, 2 layers, 2 heads,
+# intermediate 64; lu2024-table5 (d) "Smoke test": a 2-layer, hidden-64 LLaMA/Qwen2 config). One set of size keys for every
 # family; each family maps them onto its config class. vocab_size bounds the BPE vocabulary of the causal LMs.
 TINY_TRANSFORMER = {
     "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2, "intermediate_size": 128,
     "vocab_size": 512, "max_position_embeddings": 128,
 }
 # Families written as sharded safetensors (index + ≥ 2 shards), so that the quick preset runs the shard path
-# the 7B checkpoints need (A-Table5c: "use the safetensors index to fetch one shard").
+# the 7B checkpoints need (lu2024-table5 (c): "use the safetensors index to fetch one shard").
 SHARDED_FAMILIES = frozenset({"llama", "qwen2"})
 TINY_FAMILIES = ("gpt2", "bert", "roberta", "t5", "llama", "qwen2")
 END_OF_TEXT_LM = "<|endoftext|>"  # eos = pad of the tiny causal LMs (Qwen's own end-of-text token name)

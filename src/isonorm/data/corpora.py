@@ -1,6 +1,6 @@
 """Word-level language-modelling corpora (WikiText-2), frozen into ``<root>/<name>/{train,valid,test}.txt``.
 
-Lu et al. (2024), Table 5 (first row) trains "six Transformers" on WikiText-2 (A-Table5a,
+Lu et al. (2024), Table 5 (first row) trains "six Transformers" on WikiText-2 (lu2024-table5-transformer,
 decision A10). The frozen layout is the one PyTorch's ``word_language_model`` example reads: one text line
 per line, split files ``train.txt``, ``valid.txt``, ``test.txt``. Sources:
 
@@ -92,7 +92,7 @@ CORPORA: dict[str, CorpusSpec] = {
         hub=HubCorpus(
             repo="Salesforce/wikitext",
             revision=WIKITEXT_REVISION,
-            config="wikitext-2-raw-v1",  # A-Table5a: HF `wikitext`, config `wikitext-2-raw-v1`
+            config="wikitext-2-raw-v1",  # lu2024-table5-transformer: HF `wikitext`, config `wikitext-2-raw-v1`
             files=_wikitext_files("wikitext-2-raw-v1"),
             rows=WIKITEXT2_ROWS,
         ),

@@ -27,13 +27,13 @@ class Normalization:
 
 NAMED_TRANSFORMS: dict[str, Normalization | None] = {
     # ToTensor only, pixels in [0, 1]: A.1.4 (F) "ToTensor only, values in [0,1], flattened; no
-    # mean/std normalisation" (MNIST FNN); B-AppFig7 SVD init "ToTensor only, no normalisation".
+    # mean/std normalisation" (MNIST FNN); daneshmand2021-appfig7a/b SVD init "ToTensor only, no normalisation".
     "to_tensor": None,
-    # Normalize(0.5, 0.5) -> [-1, 1]: B-Fig4a "ToTensor + Normalize(0.5, 0.5) (→ [−1,1])";
+    # Normalize(0.5, 0.5) -> [-1, 1]: daneshmand2021-fig4a "ToTensor + Normalize(0.5, 0.5) (→ [−1,1])";
     # A.1.4 (C)/(R) "Normalize(mean 0.5, std 0.5 per channel)"; D.0 (B)
     # "Normalize(0.5, 0.5) per channel ... for MNIST, FashionMNIST, CIFAR10 and CIFAR100".
     "half": Normalization((0.5,), (0.5,)),
-    # MNIST statistics: C.0 "Data" table (MNIST 0.1307 / 0.3081); B-AppFig6a/B-AppFig6b
+    # MNIST statistics: C.0 "Data" table (MNIST 0.1307 / 0.3081); daneshmand2021-appfig6a/daneshmand2021-appfig6b
     # "Normalize(0.1307, 0.3081) (MNIST constants broadcast to 3 channels)" on CIFAR-10.
     "mnist_constants": Normalization((0.1307,), (0.3081,)),
     # Per-data-set statistics of meterez2024's src/constants.py: C.0 "Data" table.

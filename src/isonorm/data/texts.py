@@ -2,7 +2,7 @@
 
 Joudaki et al. (2023), Fig. B.5 feeds GPT-2 the first 512 characters of the first 10 articles of Simple
 English Wikipedia (``load_dataset('wikipedia', '20220301.simple')``, train split, dataset order;
-D-FigB5). The legacy loading script no longer runs on recent ``datasets`` versions, so, per decision D7, the
+joudaki2023-figb5). The legacy loading script no longer runs on recent ``datasets`` versions, so, per decision D7, the
 download stage fetches ONE parquet file of a pinned dataset revision, keeps only those 10 strings and writes
 ``<root>/<name>/texts.json`` with the source (repository, file, revision) and the CC BY-SA 3.0 attribution.
 Sources:
@@ -63,7 +63,7 @@ TEXT_CORPORA: dict[str, TextCorpusSpec] = {
         name="simplewiki",
         title="Simple English Wikipedia",
         candidates=(
-            # Preferred (D-FigB5): the processed 20220301.simple dump the paper loaded, in the repository
+            # Preferred (joudaki2023-figb5): the processed 20220301.simple dump the paper loaded, in the repository
             # the old `wikipedia` id now redirects to. File path: public listings of this repository
             # (`resolve/main/data/20220301.simple/train-00000-of-00001.parquet`, 205,328 rows; columns id,
             # url, title, text). Revision: the commit third-party projects pin for this repository's
@@ -74,7 +74,7 @@ TEXT_CORPORA: dict[str, TextCorpusSpec] = {
                 file="data/20220301.simple/train-00000-of-00001.parquet",
                 config="20220301.simple",
             ),
-            # Fallback (D-FigB5): the Wikimedia-maintained dump of 2023-11-01; article order and texts
+            # Fallback (joudaki2023-figb5): the Wikimedia-maintained dump of 2023-11-01; article order and texts
             # differ from the paper's. Revision: widely pinned commit of wikimedia/wikipedia; file: its
             # single .simple shard (about 157 MB, 241,787 rows), per public listings.
             HubParquet(
@@ -123,7 +123,7 @@ def validate_record(record: Any, where: str | Path) -> dict[str, Any]:
 
 
 def _select(texts: Sequence[str], n_texts: int, max_chars: int, where: str) -> list[str]:
-    """The first ``n_texts`` texts, each cut to its first ``max_chars`` characters (D-FigB5)."""
+    """The first ``n_texts`` texts, each cut to its first ``max_chars`` characters (joudaki2023-figb5)."""
     check_positive(n_texts=n_texts, max_chars=max_chars)
     if len(texts) < n_texts:
         raise ValueError(
@@ -242,8 +242,8 @@ def _from_package(build: Build) -> dict[str, Any]:
 # registry's later candidates when it is not found. Hub settings stay in the config when a preset switches
 # the source (Snakemake merges config files key by key), so the other sources ignore them rather than fail.
 OPTIONS: dict[str, Any] = {
-    "n_texts": 10,  # D-FigB5: articles 0..9
-    "max_chars": 512,  # D-FigB5: the first 512 characters (characters, not tokens)
+    "n_texts": 10,  # joudaki2023-figb5: articles 0..9
+    "max_chars": 512,  # joudaki2023-figb5: the first 512 characters (characters, not tokens)
     "repo": None, "revision": None, "file": None, "config": None, "fallback": True,
 }
 HUB_KEYS = ("repo", "revision", "file", "config")

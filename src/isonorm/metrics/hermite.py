@@ -203,13 +203,13 @@ def _leaky_relu_strength(slope: float) -> float:
 
 
 def _sin_strength(gain: float) -> float:
-    """D-TableB1: 2 − 2α²e^{α²}/(e^{2α²} − 1), with expm1 so that large α stays finite."""
+    """joudaki2023-tableb1: 2 − 2α²e^{α²}/(e^{2α²} − 1), with expm1 so that large α stays finite."""
     a2 = gain * gain
     return 2.0 - 2.0 * a2 * math.exp(-a2) / -math.expm1(-2.0 * a2)
 
 
 def _exp_strength(gain: float) -> float:
-    """D-TableB1: 2 − α²/(e^{α²} − 1); a shift (rbf = exp(x − 2)) only rescales σ."""
+    """joudaki2023-tableb1: 2 − α²/(e^{α²} − 1); a shift (rbf = exp(x − 2)) only rescales σ."""
     a2 = gain * gain
     return 2.0 - a2 / math.expm1(a2)
 
@@ -236,7 +236,7 @@ CLOSED_FORMS: dict[str, Callable[[float], float]] = {
     "exp": _exp_strength,
     "rbf": _exp_strength,
 }
-"""β of σ(gain·x) in closed form for the activations that have one (metrics M5, D-TableB1)."""
+"""β of σ(gain·x) in closed form for the activations that have one (metrics M5, joudaki2023-tableb1)."""
 
 
 def isometry_strength_closed_form(name: str, gain: float = 1.0) -> float:

@@ -27,7 +27,7 @@ def orthogonality_gap(H: torch.Tensor) -> torch.Tensor:
 def orthogonality_gap_samples_first(X: torch.Tensor, sample_dim: int = 0) -> torch.Tensor:
     """V for samples along ``sample_dim`` and all later dimensions flattened into features.
 
-    This is the layout of a network activation (n, C, H, W) or (n, features): B-AppFig6a/B-AppFig6b
+    This is the layout of a network activation (n, C, H, W) or (n, features): daneshmand2021-appfig6a/daneshmand2021-appfig6b
     flattens each layer input to (n × features) and takes C = XXᵀ/tr(XXᵀ), V = ‖C − I_n/n‖_F, which equals
     :func:`orthogonality_gap` of Xᵀ. Dimensions before ``sample_dim`` are batch dimensions.
     """
@@ -51,7 +51,7 @@ def orthogonality_gap_of_gram(gram: torch.Tensor) -> torch.Tensor:
 
 
 def abs_cosine(H: torch.Tensor) -> torch.Tensor:
-    """|⟨h₁, h₂⟩| / (‖h₁‖‖h₂‖) of the two columns of H (..., d, 2) (B-Fig1, n = 2)."""
+    """|⟨h₁, h₂⟩| / (‖h₁‖‖h₂‖) of the two columns of H (..., d, 2) (daneshmand2021-fig1, n = 2)."""
     H = as_metric_tensor(H, "H", min_ndim=2)
     if H.shape[-1] != 2:
         raise ValueError(

@@ -83,7 +83,7 @@ def pii_chunked(
 ) -> torch.Tensor:
     """:func:`pii` of one matrix W (out, in) without ever holding its k×k similarity matrix.
 
-    For the 4096×11008 matrices of 7B LLMs (A.1.1, A-Table5c) the dense C would be 11008² float64 values
+    For the 4096×11008 matrices of 7B LLMs (A.1.1, lu2024-table5 (c)) the dense C would be 11008² float64 values
     (~1 GB). Here the vectors are multiplied one block of ``block_size`` rows at a time against the vectors
     from the block's start onwards (C is symmetric: every block right of the diagonal counts twice), and each
     block of dot products is scaled by the vectors' inverse norms in place, so besides W in ``dtype`` at most

@@ -1,4 +1,4 @@
-"""AlexNet-style CIFAR-10 ConvNet with extra 256-channel conv layers — B-AppFig7
+"""AlexNet-style CIFAR-10 ConvNet with extra 256-channel conv layers — daneshmand2021-appfig7a/b
 (decision B10: as coded). ``extra_layers`` is 15 (panel a) or 75 (panel b) in the paper.
 """
 
@@ -29,7 +29,7 @@ class AlexNetDeep(nn.Module):
         extra: list[nn.Module] = []
         for _ in range(extra_layers):
             extra += [_conv(256, 256), nn.ReLU()]
-        # Order as in B-AppFig7, including the conv 192→256 without an activation and the ReLU after the
+        # Order as in daneshmand2021-appfig7a/b, including the conv 192→256 without an activation and the ReLU after the
         # last max-pool.
         self.features = nn.Sequential(
             _conv(3, 64, stride=2),
@@ -68,8 +68,8 @@ class AlexNetDeep(nn.Module):
 def alexnet_deep(
     extra_layers: int, num_classes: int = 10, generator: torch.Generator | None = None
 ) -> AlexNetDeep:
-    """The B-AppFig7 network with its Xavier init: Xavier-uniform, gain √2, on every Conv2d and Linear weight,
-    all biases zero (B-AppFig7, "Init")."""
+    """The daneshmand2021-appfig7a/b network with its Xavier init: Xavier-uniform, gain √2, on every Conv2d and Linear weight,
+    all biases zero (daneshmand2021-appfig7a/b, "Init")."""
     net = AlexNetDeep(extra_layers, num_classes)
     for module in net.modules():
         if isinstance(module, (nn.Conv2d, nn.Linear)):

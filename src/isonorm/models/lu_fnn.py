@@ -1,7 +1,7 @@
 """Model (F) of Lu et al. 2024: the MNIST FNN of MLP.py (A.1.4 (F); decisions A2, A4, A5, A9).
 
 ``linear`` in→width, activation; then ``blocks`` hidden blocks ``linearH.i`` width→width; ``out`` width→classes.
-A block, with x_in its input and h = act(linearH.i(x_in)), returns per variant (A-AppTable4, decision A9):
+A block, with x_in its input and h = act(linearH.i(x_in)), returns per variant (lu2024-apptable4, decision A9):
 
 - ``original``  h                      (no normalisation, no residual; as in ``original_adaHB.py``)
 - ``norm``      BN(h)                  (normalisation only)

@@ -1,6 +1,6 @@
 """The plain fully connected network: Linear layers with an activation after every layer but the last.
 
-Defaults are the MLP of daneshmand2021 Fig. 4a/4b/5 (B-Fig4a setup): no bias,
+Defaults are the MLP of daneshmand2021 Fig. 4a/4b/5 (daneshmand2021-fig4a setup): no bias,
 ReLU after every layer except the last, Xavier-uniform init with gain √2 (``calculate_gain('relu')``).
 Widths include the input and the output, e.g. ``[3072] + [800] * 18 + [10]`` is the 20-layer CIFAR-10 net.
 """

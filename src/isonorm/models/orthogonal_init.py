@@ -1,10 +1,10 @@
 """Data-dependent SVD initialisations of daneshmand2021 ("iterative orthogonalisation").
 
-Both follow the authors' code, not the paper's Eq. (6) (B-Fig5 "Iterative init as coded",
-decision B6; B-AppFig7 "SVD init", decision B10). Each weight is computed from the representation that reaches
+Both follow the authors' code, not the paper's Eq. (6) (daneshmand2021-fig5 "Iterative init as coded",
+decision B6; daneshmand2021-appfig7a/b "SVD init", decision B10). Each weight is computed from the representation that reaches
 its layer on an init batch, so layers are set in order while the batch is propagated through the network.
 The SVDs and the propagation run in float64 (the formulas invert singular values); the weights are then cast
-to the parameters' dtype and device. The caller draws the init batch (B-Fig5: 3·width CIFAR-10 images for the
+to the parameters' dtype and device. The caller draws the init batch (daneshmand2021-fig5: 3·width CIFAR-10 images for the
 MLP, 256 unnormalised images for the ConvNet) and may choose which layers to set (``select``, default all): the
 others keep their weights, and the batch propagates through them as they are.
 """
@@ -67,13 +67,13 @@ def _iterative_weight(h: torch.Tensor) -> torch.Tensor:
 
 
 def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor, select: Select = iter) -> nn.Sequential:
-    """Re-initialise the hidden d×d Linear layers of ``mlp`` in place (B-Fig5, as coded).
+    """Re-initialise the hidden d×d Linear layers of ``mlp`` in place (daneshmand2021-fig5, as coded).
 
     ``mlp`` is a flat nn.Sequential of bias-free nn.Linear layers and parameter-free activations (as built by
     ``isonorm.models.mlp.mlp(..., bias=False)``). The first Linear (input → width) and the last (width →
     classes) keep their Xavier weights; each Linear in between gets :func:`_iterative_weight` of the
     post-activation representation H (n×d) reaching it, after which H ← activation(H Wᵀ) is propagated.
-    ``x_init`` is the (n, in_features) init batch with n ≥ width (B-Fig5 uses n = 3·width). ``select`` picks
+    ``x_init`` is the (n, in_features) init batch with n ≥ width (daneshmand2021-fig5 uses n = 3·width). ``select`` picks
     the hidden layers to set (:data:`Select`; default all), the others keep their weights. Returns ``mlp``.
     """
     if not isinstance(mlp, nn.Sequential):
@@ -91,7 +91,7 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor, select:
         if linear.bias is not None:
             raise ValueError(
                 f"hidden Linear {index} has a bias; the iterative init is defined for bias-free layers "
-                "(B-Fig4a/B-Fig5) — build the MLP with bias=False"
+                "(daneshmand2021-fig4a/daneshmand2021-fig5) — build the MLP with bias=False"
             )
     if x_init.ndim != 2 or x_init.shape[1] != linears[0].in_features:
         raise ValueError(
@@ -100,7 +100,7 @@ def iterative_orthogonal_init_(mlp: nn.Sequential, x_init: torch.Tensor, select:
     if hidden and x_init.shape[0] < hidden[0].in_features:
         raise ValueError(
             f"x_init has n={x_init.shape[0]} samples but the width is d={hidden[0].in_features}; the init "
-            "needs n >= d (B-Fig5 draws n = 3·width)"
+            "needs n >= d (daneshmand2021-fig5 draws n = 3·width)"
         )
 
     for module in mlp:
@@ -142,9 +142,9 @@ def _conv_svd_weight(x: torch.Tensor, conv: nn.Conv2d) -> torch.Tensor:
     """W = U[:C,:C] · diag(S[:C]^{-1/2}) · Vᵀ[:C,:] for the patch matrix P = U S Vᵀ of the conv's input,
     reshaped to (C, C, kh, kw) and scaled so the bias-free conv output on ``x`` has unit Frobenius norm.
 
-    P is (N·L) × (C·kh·kw): ``F.unfold`` with the conv's own zero padding (1 in B-AppFig7) and geometry, rows
+    P is (N·L) × (C·kh·kw): ``F.unfold`` with the conv's own zero padding (1 in daneshmand2021-appfig7a/b) and geometry, rows
     ordered sample-major, columns in the order of ``weight.reshape(C, -1)``, so conv(x) = P Wᵀ exactly.
-    Note the exponent −1/2 here vs −1 in the MLP init (B-AppFig7).
+    Note the exponent −1/2 here vs −1 in the MLP init (daneshmand2021-appfig7a/b).
     """
     channels = conv.out_channels
     patches = F.unfold(x, conv.kernel_size, dilation=conv.dilation, padding=conv.padding, stride=conv.stride)
@@ -163,13 +163,13 @@ def _conv_svd_weight(x: torch.Tensor, conv: nn.Conv2d) -> torch.Tensor:
 
 def conv_svd_init_(net: nn.Module, x_init: torch.Tensor, select: Select = iter) -> nn.Module:
     """Re-initialise, in place, every Conv2d with in_channels == out_channels of a ConvNet
-    (B-AppFig7, ``novel_initialization`` as coded).
+    (daneshmand2021-appfig7a/b, ``novel_initialization`` as coded).
 
     ``net`` is an nn.Sequential, or a model with a ``features`` nn.Sequential (e.g. ``AlexNetDeep``), whose
     modules are applied in order; only Conv2d modules may carry parameters there. The other convs keep their
-    weights; biases are left as they are (zero after B-AppFig7's Xavier init), so each re-initialised conv's
+    weights; biases are left as they are (zero after daneshmand2021-appfig7a/b's Xavier init), so each re-initialised conv's
     output on the propagated init batch has unit Frobenius norm. ``x_init`` is the (N, C, H, W) init batch
-    (B-AppFig7: 256 training images, ToTensor only, no normalisation). ``select`` picks the square convs to set
+    (daneshmand2021-appfig7a/b: 256 training images, ToTensor only, no normalisation). ``select`` picks the square convs to set
     (:data:`Select`; default all), the others keep their weights. Returns ``net``.
     """
     features = net if isinstance(net, nn.Sequential) else getattr(net, "features", None)
@@ -183,7 +183,7 @@ def conv_svd_init_(net: nn.Module, x_init: torch.Tensor, select: Select = iter) 
     for conv in convs:
         if conv.groups != 1 or conv.padding_mode != "zeros" or isinstance(conv.padding, str):
             raise ValueError(
-                "conv_svd_init_ needs ungrouped convs with explicit zero padding (B-AppFig7 zero-pads by 1); "
+                "conv_svd_init_ needs ungrouped convs with explicit zero padding (daneshmand2021-appfig7a/b zero-pads by 1); "
                 f"got groups={conv.groups}, padding={conv.padding!r}, padding_mode={conv.padding_mode!r}"
             )
     if x_init.ndim != 4 or x_init.shape[1] != convs[0].in_channels:

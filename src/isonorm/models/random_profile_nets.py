@@ -1,5 +1,5 @@
 """Random (untrained) MLP and ConvNet whose per-layer orthogonality gap is profiled in
-daneshmand2021 Appendix Figure 6a/6b (B-AppFig6a, B-AppFig6b, decision B9: as coded).
+daneshmand2021 Appendix Figure 6a/6b (daneshmand2021-appfig6a, daneshmand2021-appfig6b, decision B9: as coded).
 
 Each layer is ``activation → linear map → normaliser``: the ReLU comes *before* the linear map, so layer 1
 applies ReLU to the raw input. The readout that the authors build but never use is left out.
@@ -20,7 +20,7 @@ def _normaliser(norm: Norm, features: int, conv: bool) -> nn.Module:
     """BatchNorm with batch statistics, or the identity for the vanilla net.
 
     ``track_running_stats=False`` makes BN use the statistics of the batch it is given in every mode: the
-    networks of B-AppFig6a/B-AppFig6b are never trained and run in training mode (batch mean and variance,
+    networks of daneshmand2021-appfig6a/daneshmand2021-appfig6b are never trained and run in training mode (batch mean and variance,
     affine γ=1, β=0, eps 1e-5), so running averages would only be unused hidden state.
     """
     if norm == "batchnorm":
@@ -47,7 +47,7 @@ def profile_mlp(
     """``layers`` blocks of ReLU → Linear(no bias) → BatchNorm1d/Identity, widths in_features → width → … → width.
 
     Defaults: CIFAR-10 flattened (3·32·32), width 100, 30 layers; Xavier-normal weights with gain √2
-    (``calculate_gain('relu')``) — B-AppFig6a. Each block is one layer for
+    (``calculate_gain('relu')``) — daneshmand2021-appfig6a. Each block is one layer for
     :func:`layer_inputs`.
     """
     _check_sizes(in_features=in_features, width=width, layers=layers)
@@ -69,7 +69,7 @@ def profile_convnet(
 ) -> nn.Sequential:
     """``layers`` blocks of ReLU → Conv2d(3×3, stride 1, pad 1, no bias) → BatchNorm2d/Identity.
 
-    Defaults follow B-AppFig6b: 3 → 100 → … → 100 channels, 30 layers, Xavier-normal with
+    Defaults follow daneshmand2021-appfig6b: 3 → 100 → … → 100 channels, 30 layers, Xavier-normal with
     gain 1 (``calculate_gain('conv2d')``), and *reflect* padding — the network's own default, because the
     authors' ``padding_mode='zero'`` argument never reaches it. Spatial size is preserved.
     """
@@ -93,7 +93,7 @@ def profile_convnet(
 def layer_inputs(net: nn.Sequential, x: torch.Tensor) -> list[torch.Tensor]:
     """The input of every layer ℓ = 1..L of a profile net; entry 0 is ``x`` itself (ℓ = 1 is the raw data).
 
-    B-AppFig6a/B-AppFig6b measure V(H_ℓ) on the input of each layer, so the output of the last layer is not
+    daneshmand2021-appfig6a/daneshmand2021-appfig6b measure V(H_ℓ) on the input of each layer, so the output of the last layer is not
     returned.
     Runs without autograd: the profile is a measurement of the random network, nothing is trained.
     """

@@ -17,7 +17,7 @@ class SimpleCNN(nn.Module):
 
     def __init__(
         self,
-        num_classes: int = 10,  # CIFAR-10 (CIFAR-100: 100, A-AppTable2)
+        num_classes: int = 10,  # CIFAR-10 (CIFAR-100: 100, lu2024-apptable2)
         width: int = 64,  # conv1 channels; conv2/conv3 have 2×/4× (A.1.4 (C): 64/128/256)
         fc_width: int = 512,  # fc1 4096 → 512 (A.1.4 (C))
         image_size: int = 32,  # CIFAR images; three 2×2 pools → 4×4 feature maps

@@ -1,8 +1,8 @@
-"""The word-level Transformer language model of Lu et al. (2024), Table 5, first row (A-Table5a, decision A10).
+"""The word-level Transformer language model of Lu et al. (2024), Table 5, first row (lu2024-table5-transformer, decision A10).
 
 The paper only says "composed of six Transformers and trained on the WikiText-2 dataset" and that "the final
 fully connected layer in the last segment did not integrate the combination of normalization and residual
-connections". The proposal of A-Table5a (decision A10): PyTorch's ``word_language_model``
+connections". The proposal of lu2024-table5-transformer (decision A10): PyTorch's ``word_language_model``
 ``TransformerModel`` (embedding × √d_model + sinusoidal positions, post-norm ``nn.TransformerEncoderLayer``
 blocks with ReLU, a causal mask, a linear decoder) with 6 layers, d_model 200, 2 heads, FFN 200, dropout 0.2, where in the LAST block the FFN
 output bypasses the residual connection and the LayerNorm (``last_ffn_bypass=True``; False gives the plain
@@ -129,9 +129,9 @@ class WordTransformerLM(nn.Module):
     """Causal word-level Transformer LM: (B, T) token ids -> (B, T, n_tokens) next-word logits.
 
     - ``n_tokens``: vocabulary size (from the training split).
-    - ``d_model=200``, ``n_heads=2``, ``d_ff=200``, ``n_layers=6``, ``dropout=0.2``: A-Table5a proposal (the
+    - ``d_model=200``, ``n_heads=2``, ``d_ff=200``, ``n_layers=6``, ``dropout=0.2``: lu2024-table5-transformer proposal (the
       example's Transformer settings, with 6 layers for "six Transformers").
-    - ``last_ffn_bypass=True``: A-Table5a / decision A10, the last block's FFN skips residual and LayerNorm.
+    - ``last_ffn_bypass=True``: lu2024-table5-transformer / decision A10, the last block's FFN skips residual and LayerNorm.
     - ``generator``: draws every initial value, so a run is reproducible from its seed; None: torch's RNG.
     """
 
@@ -172,7 +172,7 @@ class WordTransformerLM(nn.Module):
 
 
 def attention_matrices(in_proj_weight: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Query, Keys, Values: the three E×E row blocks of a packed (…, 3E, E) ``in_proj_weight`` (A-Table5a; the
+    """Query, Keys, Values: the three E×E row blocks of a packed (…, 3E, E) ``in_proj_weight`` (lu2024-table5-transformer; the
     paper's Qwen script splits ``c_attn`` the same way)."""
     if in_proj_weight.shape[-2] % 3:
         raise ValueError(f"in_proj_weight must have 3E rows, got shape {tuple(in_proj_weight.shape)}")
@@ -180,7 +180,7 @@ def attention_matrices(in_proj_weight: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"Query": query, "Keys": keys, "Values": values}
 
 
-# Table 5's column names -> parameter of one encoder layer (A-Table5a: nn.TransformerEncoderLayer names).
+# Table 5's column names -> parameter of one encoder layer (lu2024-table5-transformer: nn.TransformerEncoderLayer names).
 TABLE5_MATRICES: dict[str, str] = {
     "Query": "self_attn.in_proj_weight",
     "Keys": "self_attn.in_proj_weight",

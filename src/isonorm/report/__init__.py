@@ -3,14 +3,17 @@
 - ``references``     load ``notebooks/reference/<slug>.yaml`` (what each paper reported)
 - ``claims``         ``results/<slug>/claims.parquet`` (what the run produced)
 - ``comparison``     compare rules and verdicts, shared by every table that shows one
-- ``scoreboard``     ``results/scoreboard.csv`` and its summary (architecture §7)
-- ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id
+- ``scoreboard``     each paper's claims scored once (``results/<slug>/scored.csv``), ``results/scoreboard.csv``
+  made of them, and its summary (architecture §7)
+- ``notebook``       ``ItemRenderer``: figures and tables of a paper page, each under its item id; ``item_files``
+  saves them, ``item_notes`` keeps what the notebook's loads say about its items
 - ``paper_points``   the paper's read-off values drawn on a figure as "paper" markers (``plot`` references)
 - ``site``           ``report/index.html`` and ``report/scoreboard.html`` (``build_index``), made of
   ``verdict_figure`` (stacked bars per paper, inline SVG), ``item_grid`` (every item as a tile coloured by its
   worst verdict) and ``scoreboard_page`` (the whole scoreboard, sortable and filterable)
 - ``archive``        ``report/_archive/``: the whole site again, as hard links, for ``snakemake --report report.zip``,
   and how each of its files is filed there (paper, item id, format)
+- ``stages``         the report rules' steps, run again by ``end_of_run`` from what exists after a failed job
 - ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files
 - ``browser_check``  headless-Chromium check of the built report (page-specific parts in ``browser_pages``)
 

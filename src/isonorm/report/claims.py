@@ -76,7 +76,7 @@ def read_claims(path: str | Path) -> pd.DataFrame:
     return validate_claims(read_results(path), path)
 
 
-# A paper's part: (result key -> Parquet paths, the paper's config) -> {item suffix: {quantity: value}}, a value
+# A paper's part: (result key -> Parquet paths, the paper's config) -> {item id: {quantity: value}}, a value
 # being a float (no seed spread) or a ``Measured`` (value and spread).
 ClaimPart = Callable[[Mapping[str, Sequence[str]], Mapping[str, Any]], Mapping[str, Mapping[str, "float | Measured"]]]
 
@@ -120,11 +120,13 @@ def measure_parts(
 ) -> pd.DataFrame:
     """The claims frame of a paper whose parts each reduce their own results (``*_summaries.claims``).
 
-    Parts may contribute to the same item (e.g. the rows of one table); a quantity given twice is an error
-    in :func:`validate_claims`, never silently overwritten.
+    Parts key their quantities by the item's full id (``"meterez2024-fig1"``), as every place an item lives does
+    (docs/adding.md); an id of another paper, or not an id, is an error in :func:`validate_claims`. Parts may
+    contribute to the same item (e.g. the rows of one table); a quantity given twice is an error there too, never
+    silently overwritten.
     """
     rows = [
-        {"item": f"{slug}-{item}", "quantity": quantity, "value": float(measured.value),
+        {"item": item, "quantity": quantity, "value": float(measured.value),
          "spread": float(measured.spread), "runs": float(measured.runs), "note": ""}
         for part in parts
         for item, quantities in part(results, config).items()

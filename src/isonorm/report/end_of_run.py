@@ -4,10 +4,11 @@ Snakemake runs the report rules only once every result they read exists. When a 
 be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it can, and then the run's ``onerror``
 hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
 (:mod:`.stages`), on the results that exist. Each paper's claims are measured from its result keys whose files
-are all there; its page renders every item it can and shows the others as not run, with the cause of each missing
-file (isonorm.run_status) and the setting or step that produces it; the scoreboard scores the claims that exist
-(a reference without one is ``not-run``) and the index opens with the run's summary. A page whose own rendering
-fails is replaced by one that says so, so that every page of the site exists.
+are all there and scored against its reference file (a reference without a claim is ``not-run``; a paper whose
+claims could not be measured has all its references ``not-run``); its page renders every item it can and shows
+the others as not run, with the cause of each missing file (isonorm.run_status) and the setting or step that
+produces it; the scoreboard puts the papers' scored rows together and the index opens with the run's summary. A
+page whose own rendering fails is replaced by one that says so, so that every page of the site exists.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from .markup import escape, style_block
 from . import stages
 
 log = logging.getLogger("isonorm")
+
+
+def reference_file(slug: str) -> Path:
+    """What the paper reported, ``notebooks/reference/<slug>.yaml`` in the workflow's folder (the folder Snakemake
+    runs in). The report rules get these files as inputs (rules/report.smk); this hook runs outside any rule, so it
+    names them itself, as it names the notebooks."""
+    return Path("notebooks/reference") / f"{slug}.yaml"
 
 
 def _complete(results: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
@@ -62,32 +70,40 @@ def report_what_exists(
     that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files."""
     results_root, report_root, logs_root = Path(results_root), Path(report_root), Path(logs_root)
     problems: list[str] = []
-    claims_files = []
+    scored_files = []
     for slug in papers:
         results = planned(slug)
         present = _complete(results)
-        claims_file = results_root / slug / "claims.parquet"
+        claims_file, scored_file = results_root / slug / "claims.parquet", results_root / slug / "scored.csv"
         page = report_root / f"{slug}.html"
+        measured = []
         try:  # seconds: measured again whatever exists, as the paper_claims job would
-            stages.paper_claims(slug, claims[slug], present, config, claims_file)
-            claims_files.append(claims_file)
+            stages.measure_claims(slug, claims[slug], present, config, claims_file)
+            measured.append(claims_file)
         except Exception as err:  # noqa: BLE001 - reported in the summary and on the page; the other papers go on
             log.exception("claims of %s from the results that exist", slug)
             problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
+        try:  # without claims, every reference of the paper is not-run
+            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file)
+            scored_files.append(scored_file)
+        except Exception as err:  # noqa: BLE001 - as above; the page shows no reference tables
+            log.exception("scoring of %s", slug)
+            problems.append(f"the references of {slug} could not be scored: {one_line(err)}")
         notebook_log = logs_root / slug / "notebook.log"
         every_file = [f for files in results.values() for f in files]
         if len(present) == len(results) and _up_to_date(page, every_file):
             continue  # every result is there and the paper_notebook job of this run rendered the page from them
         try:
             stages.paper_page(slug, Path("notebooks") / f"{slug}.py", results_root / slug, page,
-                              results_root / slug / "notebook.ipynb", config, not_run(slug), notebook_log)
+                              results_root / slug / "notebook.ipynb", config, not_run(slug), notebook_log,
+                              references=reference_file(slug),
+                              scored=scored_file if scored_file in scored_files else None)
         except Exception as err:  # noqa: BLE001 - as above
             log.exception("page of %s from the results that exist", slug)
             _failed_page(page, slug, one_line(err), str(notebook_log))
             problems.append(f"page of {slug} could not be rendered: {one_line(err)} (log: {notebook_log})")
     board = results_root / "scoreboard.csv"
-    references = [Path("notebooks/reference") / f"{slug}.yaml" for slug in papers]
-    stages.scoreboard(references, [f for f in claims_files if f.is_file()], config["preset"], board)
-    stages.site_index(report_root / "index.html", board, papers, config, results_root / "benchmarks",
-                      [*summary, *problems])
+    stages.scoreboard(scored_files, board)
+    stages.site_index(report_root / "index.html", board, papers, [reference_file(slug) for slug in papers], config,
+                      results_root / "benchmarks", [*summary, *problems])
     return problems

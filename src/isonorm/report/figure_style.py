@@ -26,7 +26,7 @@ THEME: dict[str, Any] = dict(style="whitegrid", context="paper", palette="tab10"
                              rc={"legend.frameon": False, "axes.titleweight": "bold"})
 
 # The page column: 56em of 16 px (``figure.item img``'s max-width), in inches at the figures' resolution
-# (notebook.FIGURE_DPI = 120): the width at which a saved image is shown at its own size.
+# (item_files.FIGURE_DPI = 120): the width at which a saved image is shown at its own size.
 COLUMN_IN = 7.5
 # A narrow figure is widened to the column; its height grows with it, up to this (a taller one keeps its own).
 MAX_HEIGHT_IN = 4.6

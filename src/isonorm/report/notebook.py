@@ -1,17 +1,18 @@
 """Helpers a paper's papermill notebook calls: :func:`open_paper` for its first cell, then :class:`ItemRenderer`.
 
-Each figure or table is saved under ``report/<slug>/`` (PNG for the page plus PDF/SVG, or CSV + Markdown +
-LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the executed notebook, converted to
+Each figure or table is saved under ``report/<slug>/`` (:mod:`.item_files`: PNG for the page plus PDF/SVG, or CSV +
+Markdown + LaTeX) and shown in the notebook as ``<figure id="<item>">``, so that the executed notebook, converted to
 ``report/<slug>.html``, links every item by its id and shows its images by relative path.
 
 Before a figure is saved, every reference of its item with a ``plot`` key (``references``: where the value sits
 on the figure) is drawn on it as a "paper" marker beside this run's curves (:mod:`.paper_points`), and the
 ``<figure>`` element says how many with ``data-paper-points="N"`` (architecture §7); the caption names the ones
-the figure could not carry. Below the caption, the item's reference values in a compact table (the paper's value,
-this run's with its spread, the verdict), their notes folded under it (``markup.reference_table``): a caption says
-what is drawn and with which settings, in a few lines, never a scored row's note; the method, the deviations from
-the paper and the code that computed the results are folded between the two. Every figure is drawn in the report's
-one style and laid out at the page column's width (:mod:`.figure_style`).
+the figure could not carry. Below the caption, the item's rows of the paper's scored claims (scored once, by the
+paper_claims rule: :func:`.scoreboard.score_files`) in a compact table (the paper's value, this run's with its
+spread, the verdict), their notes folded under it (``markup.reference_table``): a caption says what is drawn and
+with which settings, in a few lines, never a scored row's note; the method, the deviations from the paper and the
+code that computed the results (:mod:`.item_notes`) are folded between the two. Every figure is drawn in the
+report's one style and laid out at the page column's width (:mod:`.figure_style`).
 """
 
 from __future__ import annotations
@@ -24,93 +25,57 @@ from typing import Any, Iterable
 import matplotlib
 
 matplotlib.use("Agg")  # notebooks render to files; no display (before pyplot is imported)
-import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
-from IPython.display import HTML, display
-from matplotlib.figure import Figure
+from IPython.display import HTML, display  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 from ..results import read_all_results, read_metadata  # noqa: E402
 from ..run_status import absence_text  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
-from .figure_style import THEME, fit_to_column  # noqa: E402
+from .figure_style import THEME  # noqa: E402
 from .ids import check_item_id, check_slug  # noqa: E402
-from ..outputs import PAPER_PRESET  # noqa: E402
+from .item_files import FIGURE_FORMATS, TABLE_FORMATS, save_figure, save_table  # noqa: E402
+from .item_notes import ItemNotes  # noqa: E402
 from .markup import escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
-from .paper_points import PAPER_POINTS_NONE, draw_paper_points, missing_text  # noqa: E402
+from .paper_points import draw_item_points  # noqa: E402
 from .references import load_references  # noqa: E402
-from .scoreboard import read_all_claims, score  # noqa: E402
+from .scoreboard import read_scored  # noqa: E402
 
 # Error bands of every line plot: the mean with a seeded 95 % bootstrap CI (1000 resamples, seaborn's default
 # estimator; metrics M6), seeded so that a rerun draws the same band (decision B12). The band is seaborn's
 # errorbar=("ci", 95), n_boot=1000, seed=0, drawn vectorised (.bands).
 CI = dict(errorbar=seeded_ci(95, n_boot=1000, seed=0))
 NOT_RUN = "not run in this configuration (`compute: data-free`, or its results are missing)"
-REFERENCE_DIR = Path("notebooks/reference")  # what each paper reported, relative to the workflow's folder
 
-# LaTeX's special characters; pandas escapes the cells (escape=True) but not the caption.
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}
-
-# Page resolution for the HTML report; the PDF/SVG copies are vector, for print and papers.
-FIGURE_DPI = 120
-FIGURE_FORMATS = ("png", "pdf", "svg")
 
 class ItemRenderer:
-    """Renders the items of one paper's page and remembers which ids it has used.
+    """Renders the items of one paper's page and remembers which ids it has used: each item's id checked, its
+    files saved (:mod:`.item_files`), its HTML shown.
 
-    ``reference_file`` None means no reported-vs-reproduced tables. ``claims_file`` may be None or not yet
-    exist: the tables then show every reference as ``not-run`` rather than failing the notebook.
+    ``references``: the paper's reference file, loaded (:func:`.references.load_references`), whose ``plot`` rows
+    are drawn on the figures; ``scored``: the paper's scored rows (:func:`.scoreboard.read_scored`), shown under
+    each item. None: no paper points, no reported-vs-reproduced tables. ``notes``: what the loads said about the
+    items (:class:`.item_notes.ItemNotes`).
     """
 
     def __init__(
         self,
         slug: str,
         report_dir: str | Path,
-        reference_file: str | Path | None,
-        claims_file: str | Path | None,
+        references: pd.DataFrame | None,
+        scored: pd.DataFrame | None,
         preset: str,
     ) -> None:
         self.slug = check_slug(slug)
         self.report_dir = Path(report_dir)
         self.item_dir = self.report_dir / slug
         self.preset = preset
-        references = load_references(reference_file) if reference_file is not None else None
         self.references = references
-        claims = read_all_claims([] if claims_file is None else [claims_file])
-        # A smoke run's page compares nothing to the paper either (comparison.judge_smoke)
-        self.scored = score(references, claims, smoke=preset != PAPER_PRESET) if references is not None else None
+        self.scored = scored
+        self.notes = ItemNotes()
         # item id -> the HTML shown for it, in page order.
         self.rendered: dict[str, str] = {}
-        # The library functions that computed an item's results (PaperPage.load): the item says it was "computed
-        # by" them, so a reader finds the code from the page (grep the function in rules/). A load names the items
-        # it feeds; a load that names none feeds the items its own notebook cell renders. A static item names none.
-        self.sources: dict[str, list[str]] = {}
-        self._cell_sources: list[str] = []
-        self._sources_cell: object = None
-        # Why an item's results are absent (PaperPage.load, from the run's causes), by item and for the current cell.
-        self.absences: dict[str, str] = {}
-        self._cell_absences: list[str] = []
-        self._absences_cell: object = None
-
-    def loaded(self, functions: Iterable[str], items: Iterable[str] = ()) -> None:
-        """Results of ``functions`` were loaded for ``items`` (none: for the items this cell renders)."""
-        functions, cell = [f for f in functions if f], _cell()
-        if self._sources_cell != cell:
-            self._cell_sources, self._sources_cell = [], cell
-        for item in items:
-            self.sources[item] = list(dict.fromkeys([*self.sources.get(item, []), *functions]))
-        if not items:
-            self._cell_sources = list(dict.fromkeys([*self._cell_sources, *functions]))
-
-    def _computed_by(self, item: str) -> str:
-        cell = self._cell_sources if self._sources_cell == _cell() else []
-        sources = list(dict.fromkeys([*self.sources.get(item, []), *cell]))
-        if not sources:
-            return ""
-        return f'<p class="computed-by">Computed by {escape(", ".join(sources))}.</p>'
 
     def figure(self, fig: Figure, item: str, caption: str, deviations: str | Iterable[str] | None = None,
                paper_points: str | None = None, method: str | None = None) -> None:
@@ -123,49 +88,12 @@ class ItemRenderer:
         "a heat map cannot carry them"); nothing is drawn and the folded part says so.
         """
         self._claim_id(item)
-        drawn, note = self._paper_points(fig, item, paper_points)
-        self.item_dir.mkdir(parents=True, exist_ok=True)
-        fit_to_column(fig)  # every figure at the page column's width, its text at the theme's size there
-        # The tight box, measured once at the saved dpi: bbox_inches="tight" would draw the figure twice per format.
-        # PDF and SVG share the PNG's box (their own text metrics move it by up to ~3 pt, inside the 0.1 in pad).
-        fig.set_dpi(FIGURE_DPI)
-        fig.canvas.draw()
-        tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
-        for fmt in FIGURE_FORMATS:
-            fig.savefig(self.item_dir / f"{item}.{fmt}", dpi=FIGURE_DPI, bbox_inches=tight)
-        # Closed so that the inline backend does not show it a second time below the cell.
-        plt.close(fig)
-        links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in FIGURE_FORMATS[1:])
+        drawn, note = (0, "") if self.references is None else draw_item_points(
+            fig, item, self.references, paper_points, self.preset)
+        save_figure(fig, self.item_dir, item)
         body = f'<img src="{self.slug}/{item}.png" alt="{escape(caption)}">'
-        self._show(item, body, caption, deviations, links, paper_points=drawn, note=note, method=method)
-
-    def _paper_points(self, fig: Figure, item: str, reason: str | None) -> tuple[int, str]:
-        """Draw the item's ``plot`` references on ``fig``: (points drawn, caption note or "")."""
-        if self.references is None:
-            return 0, ""
-        refs = self.references[self.references["item"] == item]
-        plotted = refs[refs["plot"].notna()]
-        read_off = int((refs["provenance"] == "read-off").sum())
-        if reason is not None:
-            if not plotted.empty:
-                raise ValueError(
-                    f"{item}: the notebook says its figure cannot carry the paper's values ({reason!r}), but "
-                    f"notebooks/reference/{self.slug}.yaml gives `plot` for {', '.join(plotted['quantity'])}; "
-                    "remove those `plot` keys or the notebook's `paper_points` reason")
-            return 0, (f"The paper's read-off values are in the table below: {reason.rstrip('.')}." if read_off
-                       else "")
-        points = [(row.quantity, row.plot, float(row.reported)) for row in plotted.itertuples()]
-        # Smaller presets have shorter curves: their figures are not stretched to the paper's x range.
-        drawn, skipped = draw_paper_points(fig, item, points, within_data=self.preset != PAPER_PRESET)
-        notes = []
-        if skipped:
-            k, n = len(skipped), len(points)
-            which = (("The paper's plotted value is" if n == 1 else f"The paper's {n} plotted values are") if k == n
-                     else f"{k} of the paper's {n} plotted values {'is' if k == 1 else 'are'}")
-            notes.append(f"{which} not drawn: this run ({self.preset} preset) has {missing_text(skipped.values())}.")
-        if not drawn and read_off and not skipped:
-            notes.append(f"The paper's read-off values are in the table below; {PAPER_POINTS_NONE}.")
-        return drawn, " ".join(notes)
+        self._show(item, body, caption, deviations, self._links(item, FIGURE_FORMATS[1:]), paper_points=drawn,
+                   note=note, method=method)
 
     def table(
         self,
@@ -182,17 +110,9 @@ class ItemRenderer:
         The CSV keeps full precision (it is for machines); Markdown, LaTeX and HTML use ``float_format``.
         """
         self._claim_id(item)
-        self.item_dir.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(self.item_dir / f"{item}.csv", index=index)
-        (self.item_dir / f"{item}.md").write_text(frame.to_markdown(index=index, floatfmt=float_format) + "\n")
-        (self.item_dir / f"{item}.tex").write_text(
-            frame.to_latex(
-                index=index, caption=latex_escape(caption), label=item, escape=True,
-                float_format=lambda v: format(v, float_format),
-            )
-        )
-        links = " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in ("csv", "md", "tex"))
-        self._show(item, frame_table(frame, float_format, index), caption, deviations, links, method=method)
+        save_table(frame, self.item_dir, item, caption, index, float_format)
+        self._show(item, frame_table(frame, float_format, index), caption, deviations,
+                   self._links(item, TABLE_FORMATS), method=method)
 
     def not_reproducible(self, item: str, reason: str) -> None:
         """Mark an item the project cannot reproduce, saying why (its references stay ``not-run``)."""
@@ -200,22 +120,11 @@ class ItemRenderer:
 
     def not_run(self, item: str, reason: str) -> None:
         """Mark an item whose results this run did not produce (e.g. ``compute: data-free``). The generic reason
-        ``NOT_RUN`` gives way to what this run knows of the absence (:meth:`absent`): the item's own, else that of
-        the results this cell found missing."""
+        ``NOT_RUN`` gives way to what this run knows of the absence (``notes``, :meth:`.ItemNotes.absence`): the
+        item's own, else that of the results this cell found missing."""
         if reason == NOT_RUN:
-            cell = self._cell_absences if self._absences_cell == _cell() else []
-            reason = self.absences.get(item) or " ".join(dict.fromkeys(cell)) or NOT_RUN
+            reason = self.notes.absence(item) or NOT_RUN
         self._placeholder(item, "not-run", "not run", reason)
-
-    def absent(self, text: str, items: Iterable[str] = ()) -> None:
-        """Results that ``items`` (none: the items this cell renders) read are absent, for the reason ``text``
-        (isonorm.run_status.absence_text)."""
-        for item in items:
-            self.absences[item] = text
-        cell = _cell()
-        if self._absences_cell != cell:
-            self._cell_absences, self._absences_cell = [], cell
-        self._cell_absences.append(text)
 
     def _placeholder(self, item: str, css_class: str, headline: str, reason: str) -> None:
         self._claim_id(item)
@@ -238,6 +147,15 @@ class ItemRenderer:
         if self.scored is None:
             return ""
         return reference_table(self.scored[self.scored["item"] == item])
+
+    def _links(self, item: str, formats: Iterable[str]) -> str:
+        return " ".join(f'<a href="{self.slug}/{item}.{fmt}">{fmt.upper()}</a>' for fmt in formats)
+
+    def _computed_by(self, item: str) -> str:
+        sources = self.notes.computed_by(item)
+        if not sources:
+            return ""
+        return f'<p class="computed-by">Computed by {escape(", ".join(sources))}.</p>'
 
     def _show(self, item: str, body: str, caption: str, deviations: str | Iterable[str] | None, links: str,
               paper_points: int | None = None, note: str = "", method: str | None = None) -> None:
@@ -269,23 +187,10 @@ class ItemRenderer:
         display(HTML(prefix + html))
 
 
-def _cell() -> object:
-    """The notebook cell running now (IPython's execution count), or None outside a notebook."""
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython comes with papermill
-        return None
-    shell = get_ipython()
-    return None if shell is None else shell.execution_count
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
-
-
 @dataclass
 class PaperPage:
-    """What a paper's notebook works with: its config section, its results folder and its renderer."""
+    """What a paper's notebook works with: its config section, its results folder and its renderer; the settings
+    each of its results was computed with (:meth:`settings`)."""
 
     slug: str
     cfg: dict[str, Any]
@@ -308,27 +213,47 @@ class PaperPage:
         files = sorted(self.results.glob(pattern))
         missing = [why for path, why in self.absent.items() if fnmatch.fnmatch(path, pattern)]
         if missing:
-            self.render.absent(absence_text(missing), [*items, *feeds])
+            self.render.notes.absent(absence_text(missing), [*items, *feeds])
         if not files:
             for item in items:
                 self.render.not_run(item, NOT_RUN)
             return None
-        self.render.loaded([read_metadata(f).get("config", {}).get("function", "") for f in files],
-                           [*items, *feeds])
+        self.render.notes.loaded([job_run(f).get("function", "") for f in files], [*items, *feeds])
         return read_all_results(files)
+
+    def settings(self, pattern: str) -> dict[str, Any]:
+        """The settings the results matching ``pattern`` were computed with: the item's config as its job got it
+        (the paper's shared section with the item's own merged over it, rules/common.smk ``item_settings``), from
+        the files' provenance (architecture §5). A caption names these, not the config section merged again here.
+        Called where :meth:`load` found the results; the files of one pattern come from one item's settings."""
+        files = sorted(self.results.glob(pattern))
+        if not files:
+            raise FileNotFoundError(f"no results under {self.results} match {pattern!r}: settings are read from "
+                                    "the results a job wrote (ask for them where `load` found results)")
+        found = [job_run(f).get("config") for f in files]
+        if found[0] is None or any(settings != found[0] for settings in found[1:]):
+            raise ValueError(f"{pattern!r}: the results' provenance does not hold one item's settings "
+                             f"({', '.join(str(f.relative_to(self.results)) for f in files)})")
+        return found[0]
+
+
+def job_run(path: Path) -> dict[str, Any]:
+    """The run of the job that wrote a results file, as its provenance holds it: the library ``function``, its
+    ``config`` (the item's settings) and ``kwargs`` (scripts/run_experiment.py, rules/common.smk ``experiment``)."""
+    return read_metadata(path).get("config", {})
 
 
 def open_paper(slug: str, run: dict[str, Any]) -> PaperPage:
     """The first cell of every paper notebook: read the run the notebook rule passes (papermill's one parameter
-    ``run``: ``results_dir``, ``report_dir``, ``preset`` and the paper's ``config`` section), set the report's one
-    figure style (``figure_style.THEME``) and open its page.
-
-    The reported values are read from ``notebooks/reference/<slug>.yaml`` and this run's measured quantities
-    from ``<results_dir>/claims.parquet`` (architecture §3), as the notebook rule declares them."""
+    ``run``: ``results_dir``, ``report_dir``, ``preset``, the paper's ``config`` section, and the rule's inputs
+    ``references``, the paper's reference file, and ``scored``, its claims scored against it by the paper_claims
+    rule), set the report's one figure style (``figure_style.THEME``) and open its page. Without ``references`` or
+    ``scored`` the page draws no paper points or shows no reported-vs-reproduced tables."""
     sns.set_theme(**THEME)
     results = Path(run["results_dir"])
-    render = ItemRenderer(slug, run["report_dir"], REFERENCE_DIR / f"{slug}.yaml", results / "claims.parquet",
-                          run["preset"])
+    references = load_references(run["references"]) if run.get("references") else None
+    scored = read_scored(run["scored"]) if run.get("scored") else None
+    render = ItemRenderer(slug, run["report_dir"], references, scored, run["preset"])
     cfg = run["config"]
     absent = {str(Path(path).relative_to(results)) if Path(path).is_relative_to(results) else path: why
               for path, why in (run.get("not_run") or {}).items()}

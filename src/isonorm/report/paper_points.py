@@ -1,6 +1,7 @@
 """The paper's values drawn on a reproduced figure (architecture §7): every reference with a ``plot`` key becomes
 a star labelled "paper" beside this run's curves, in the colour of the curve it belongs to, so that agreement is
-seen without reading a table. Called by ``ItemRenderer.figure`` before the figure is saved.
+seen without reading a table. Called by ``ItemRenderer.figure`` before the figure is saved
+(:func:`draw_item_points`), which also says in the caption what could not be drawn, and why.
 """
 
 from __future__ import annotations
@@ -8,12 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.transforms import IdentityTransform
 
+from ..outputs import PAPER_PRESET
 from .references import PlotSpec
 
 # The paper's values on a figure: a large star with a black edge above every curve, filled with the colour of
@@ -56,6 +59,36 @@ def missing_text(missing: Iterable[PaperPointNotFound]) -> str:
         has = f" (it has {names(errs[0].available)})" if errs[0].available and what != "x tick" else ""
         parts.append(f"no {what} {names(wanted)}{has}")
     return "; ".join(parts)
+
+
+def draw_item_points(fig: Figure, item: str, references: pd.DataFrame, reason: str | None,
+                     preset: str) -> tuple[int, str]:
+    """Draw the ``plot`` rows of ``item`` among the paper's ``references`` on ``fig``: (points drawn, the caption's
+    note on what is not drawn, or ""). ``reason``: why the figure cannot carry the paper's values (the notebook's
+    ``paper_points``); then nothing is drawn, and an item with ``plot`` rows is an error."""
+    refs = references[references["item"] == item]
+    plotted = refs[refs["plot"].notna()]
+    read_off = int((refs["provenance"] == "read-off").sum())
+    if reason is not None:
+        if not plotted.empty:
+            raise ValueError(
+                f"{item}: the notebook says its figure cannot carry the paper's values ({reason!r}), but "
+                f"the paper's reference file gives `plot` for {', '.join(plotted['quantity'])}; "
+                "remove those `plot` keys or the notebook's `paper_points` reason")
+        return 0, (f"The paper's read-off values are in the table below: {reason.rstrip('.')}." if read_off
+                   else "")
+    points = [(row.quantity, row.plot, float(row.reported)) for row in plotted.itertuples()]
+    # Smaller presets have shorter curves: their figures are not stretched to the paper's x range.
+    drawn, skipped = draw_paper_points(fig, item, points, within_data=preset != PAPER_PRESET)
+    notes = []
+    if skipped:
+        k, n = len(skipped), len(points)
+        which = (("The paper's plotted value is" if n == 1 else f"The paper's {n} plotted values are") if k == n
+                 else f"{k} of the paper's {n} plotted values {'is' if k == 1 else 'are'}")
+        notes.append(f"{which} not drawn: this run ({preset} preset) has {missing_text(skipped.values())}.")
+    if not drawn and read_off and not skipped:
+        notes.append(f"The paper's read-off values are in the table below; {PAPER_POINTS_NONE}.")
+    return drawn, " ".join(notes)
 
 
 def draw_paper_points(fig: Figure, item: str, points: Iterable[tuple[str, PlotSpec, float]],

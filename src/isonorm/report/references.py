@@ -13,7 +13,7 @@ Format::
         compare: abs         # abs | rel | le | ge | true   (see ``comparison.COMPARE_RULES``)
         tolerance: 0.1
         provenance: printed  # printed | read-off | derived: where the number comes from
-        source: "paper Fig. 2 caption; B-Fig2b"
+        source: "paper Fig. 2 caption; daneshmand2021-fig2b"
         plot: {x: 30, series: relu, panel: "layer centering", y: pow10}   # optional, see below
         reading: default     # optional: default (the item's protocol, the default) | alternative | fitted
         basis: read-off      # where the tolerance comes from: digits | read-off | claim | formula (``BASES``)

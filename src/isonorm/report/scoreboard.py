@@ -8,13 +8,17 @@ reading exists, or why a row failed, is undecided or did not run; ``same_as`` na
 value is counted under (docs/decisions/README.md, "Verdicts"). A reference whose item
 produced no claim at all is ``not-run``; one whose item ran but whose value is missing, NaN or infinite is
 ``failed``; a reproduced quantity that no reference lists is ``no-reference``.
+
+Each paper is scored once, by its claims job: ``results/<slug>/scored.csv`` (:func:`score_files`, columns
+``SCORED_COLUMNS``) holds its rows, which its page shows under each item and :func:`scoreboard_of` puts together
+into the scoreboard.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import pandas as pd
 
@@ -30,6 +34,11 @@ from .references import PROVENANCES, load_all_references
 SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
                       "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "provenance", "note",
                       "preset")
+# A paper's scored rows (``scored.csv``): the scoreboard's columns, and for its page's tables what each quantity is
+# and where its reported value comes from.
+SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
+# The scored rows' numbers; every other column but ``weak`` is text (a quantity named "1e3" stays a name).
+NUMBER_COLUMNS = ("reported", "reproduced", "spread", "tolerance")
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -128,15 +137,36 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -
     return merged
 
 
-def build_scoreboard(
+def score_files(
     reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str
 ) -> pd.DataFrame:
-    """The scoreboard table (``SCOREBOARD_COLUMNS``) for the run made with ``preset``: compared to the paper for the
-    paper configuration (its data-free subset included), a smoke run's rows for any other preset."""
+    """The references of ``reference_files`` scored against the claims files that exist (``SCORED_COLUMNS``), for
+    the run made with ``preset``: compared to the paper for the paper configuration (its data-free subset
+    included), a smoke run's rows for any other preset."""
     scored = score(load_all_references(reference_files), read_all_claims(claims_files),
                    smoke=preset != PAPER_PRESET)
     scored["preset"] = preset
-    return _texts_filled(scored.loc[:, list(SCOREBOARD_COLUMNS)])
+    return _texts_filled(scored.loc[:, list(SCORED_COLUMNS)])
+
+
+def build_scoreboard(
+    reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str
+) -> pd.DataFrame:
+    """The scoreboard table (``SCOREBOARD_COLUMNS``) of ``reference_files`` and ``claims_files`` scored together
+    (:func:`score_files`)."""
+    return score_files(reference_files, claims_files, preset).loc[:, list(SCOREBOARD_COLUMNS)]
+
+
+def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """The scoreboard (``SCOREBOARD_COLUMNS``) from each paper's scored rows, in paper order: the rows as
+    :func:`build_scoreboard` gives them for all the papers at once, every paper's referenced rows first, then the
+    claims no reference lists (those rows have no ``compare``)."""
+    frames = [frame.loc[:, list(SCOREBOARD_COLUMNS)] for frame in scored if len(frame)]
+    if not frames:
+        return pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
+    board = pd.concat(frames, ignore_index=True)
+    unreferenced = board["compare"].isna()
+    return pd.concat([board[~unreferenced], board[unreferenced]], ignore_index=True)
 
 
 # Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
@@ -152,14 +182,31 @@ def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
     return write_text_atomically(path, frame.loc[:, list(SCOREBOARD_COLUMNS)].to_csv(index=False))
 
 
+def write_scored(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a paper's scored rows (``SCORED_COLUMNS``, :func:`score_files`) atomically, as CSV."""
+    return write_text_atomically(path, frame.loc[:, list(SCORED_COLUMNS)].to_csv(index=False))
+
+
+def read_scored(path: str | Path) -> pd.DataFrame:
+    """A paper's scored rows as :func:`score_files` made them: text columns as text, numbers as written (pandas
+    writes and reads a float to the bit), so the scoreboard built from them is the one a single scoring gives."""
+    return _read_csv(path, SCORED_COLUMNS, "scored rows", "the paper_claims rule writes them",
+                     dtype={c: str for c in SCORED_COLUMNS if c not in (*NUMBER_COLUMNS, "weak")})
+
+
 def read_scoreboard(path: str | Path) -> pd.DataFrame:
+    return _read_csv(path, SCOREBOARD_COLUMNS, "scoreboard", "build it first (report.write_scoreboard)")
+
+
+def _read_csv(path: str | Path, columns: Iterable[str], what: str, made_by: str, **options: Any) -> pd.DataFrame:
+    """A CSV this module wrote, its empty cells missing (text columns then filled with "")."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"scoreboard {path} not found; build it first (report.write_scoreboard)")
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    missing = [c for c in SCOREBOARD_COLUMNS if c not in frame.columns]
+        raise FileNotFoundError(f"{what} {path} not found; {made_by}")
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], **options)
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: not a scoreboard, missing column(s) {missing}")
+        raise ValueError(f"{path}: not a whole {what} file, missing column(s) {missing}")
     return _texts_filled(frame)
 
 

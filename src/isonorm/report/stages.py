@@ -1,6 +1,11 @@
 """The report stage's four steps, each one function: called by the rule scripts (scripts/measure_claims.py,
 render_notebook.py, build_scoreboard.py, build_index.py) when every result is there, and by the end of a run
 that could not produce them all (:mod:`.end_of_run`), with what exists. One implementation, two callers.
+
+A paper's claims are scored once, by its claims step (:func:`paper_claims`: :func:`measure_claims`, then
+:func:`paper_scored`, which the end of a run calls apart, so that a paper whose claims fail is still scored); its
+page shows those rows and the scoreboard puts every paper's rows together. Each step reads the reference files it
+is given, as its rule declares them: none of them knows where the workflow keeps them.
 """
 
 from __future__ import annotations
@@ -14,7 +19,15 @@ log = logging.getLogger("isonorm")
 
 
 def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
-                 config: Mapping[str, Any], output: str | Path) -> None:
+                 config: Mapping[str, Any], output: str | Path, reference: str | Path, scored: str | Path) -> None:
+    """The paper_claims rule: the paper's claims measured (:func:`measure_claims`, ``output``), then scored against
+    its ``reference`` file (:func:`paper_scored`, ``scored``)."""
+    measure_claims(slug, claim_functions, results, config, output)
+    paper_scored(reference, [output], config["preset"], scored)
+
+
+def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
+                   config: Mapping[str, Any], output: str | Path) -> None:
     """``<RESULTS>/<slug>/claims.parquet``: the quantities the paper's claims functions measure from ``results``
     (result key -> files; a key the run did not produce is absent, and its items' quantities with it)."""
     from ..results import write_results
@@ -26,10 +39,22 @@ def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str
     write_results(frame, output, config={"paper": slug, "preset": config["preset"]})
 
 
+def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path) -> None:
+    """``<RESULTS>/<slug>/scored.csv``: the paper's ``reference`` values scored against its ``claims`` files (none,
+    or none that exists: every reference ``not-run``), as the scoreboard scores them (:func:`.scoreboard.score_files`,
+    a smoke run's rows for a preset other than the paper's)."""
+    from .scoreboard import score_files, write_scored
+
+    write_scored(score_files([reference], claims, preset), output)
+
+
 def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: str | Path, executed: str | Path,
-               config: Mapping[str, Any], not_run: Mapping[str, Mapping[str, Any]], log_path: str | Path | None) -> None:
+               config: Mapping[str, Any], not_run: Mapping[str, Mapping[str, Any]], log_path: str | Path | None,
+               references: str | Path | None, scored: str | Path | None) -> None:
     """``<REPORT>/<slug>.html`` and its item files: the paper's notebook run with papermill. ``not_run``: results
-    files this run did not produce and why (isonorm.plan, isonorm.run_status), shown on the items that read them."""
+    files this run did not produce and why (isonorm.plan, isonorm.run_status), shown on the items that read them.
+    ``references`` (the paper's reference file) and ``scored`` (its scored rows, :func:`paper_scored`) are passed on
+    to the notebook; None: no paper points, no reported-vs-reproduced tables."""
     from .render import render_paper_notebook
 
     render_paper_notebook(
@@ -40,27 +65,29 @@ def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: s
             "preset": config["preset"],
             "config": dict(config[slug]),
             "not_run": {str(path): dict(why) for path, why in not_run.items()},
+            "references": None if references is None else str(references),
+            "scored": None if scored is None else str(scored),
         }},
     )
 
 
-def scoreboard(references: Sequence[str | Path], claims: Sequence[str | Path], preset: str,
-               output: str | Path) -> None:
-    """``<RESULTS>/scoreboard.csv``: every paper's reference values against the claims that exist."""
-    from . import build_scoreboard, summarize_scoreboard, write_scoreboard
-    from .scoreboard import apart_counts, headline
+def scoreboard(scored: Sequence[str | Path], output: str | Path) -> None:
+    """``<RESULTS>/scoreboard.csv``: every paper's scored rows (:func:`paper_scored`), put together."""
+    from . import summarize_scoreboard, write_scoreboard
+    from .scoreboard import apart_counts, headline, read_scored, scoreboard_of
 
-    board = build_scoreboard(references, claims, preset)
+    board = scoreboard_of(read_scored(path) for path in scored)
     write_scoreboard(board, output)
     # The headline counts default readings of a reproduction only (docs/decisions/README.md, "Verdicts").
     log.info("scoreboard: %s\n%s\ncounted apart:\n%s", headline(board), summarize_scoreboard(board).to_string(),
              apart_counts(board).to_string())
 
 
-def site_index(index: str | Path, scoreboard_csv: str | Path, papers: Sequence[str], config: Mapping[str, Any],
-               benchmarks: str | Path, run_summary: Sequence[str] = ()) -> None:
-    """``<REPORT>/index.html`` and ``scoreboard.html`` (and the archive folder), with ``run_summary``: what this run
-    computed, what it did not and why (isonorm.run_status.summary_lines)."""
+def site_index(index: str | Path, scoreboard_csv: str | Path, papers: Sequence[str], references: Sequence[str | Path],
+               config: Mapping[str, Any], benchmarks: str | Path, run_summary: Sequence[str] = ()) -> None:
+    """``<REPORT>/index.html`` and ``scoreboard.html`` (and the archive folder), the papers titled by their
+    ``references`` files (in the order of ``papers``), with ``run_summary``: what this run computed, what it did
+    not and why (isonorm.run_status.summary_lines)."""
     from ..provenance import provenance
     from .papers import paper_pages
     from .site import build_index, job_devices
@@ -69,7 +96,7 @@ def site_index(index: str | Path, scoreboard_csv: str | Path, papers: Sequence[s
     build_index(
         report_dir=Path(index).parent,
         scoreboard_csv=scoreboard_csv,
-        papers=paper_pages(list(papers)),
+        papers=paper_pages(papers, references),
         config=dict(config),
         benchmark_files=sorted(glob(f"{benchmarks}/**/*.tsv", recursive=True)),
         provenance=provenance(),

@@ -32,7 +32,7 @@ from ..metrics import get_activation
 
 Activation = Callable[[torch.Tensor], torch.Tensor]
 
-# Activations of the Appendix-G figure (B-AppFigG), from the shared registry, except
+# Activations of the Appendix-G figure (daneshmand2021-appfigg), from the shared registry, except
 # that the notebook's "sigmoid" is defined as tanh(x) + 1: kept under that name so the legend reads as the
 # paper's.
 ACTIVATIONS: dict[str, Activation] = {

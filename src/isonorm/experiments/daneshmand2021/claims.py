@@ -1,8 +1,8 @@
 """The checkable quantities of Daneshmand et al. (2021), measured from this run's results.
 
-:func:`claims` gives every quantity per item (rules/daneshmand2021.smk names it; the paper_claims rule writes them
-as one row per (item, quantity)); notebooks/reference/daneshmand2021.yaml holds what the paper printed for the
-same keys, and the scoreboard compares the two. Nothing here reads the reference.
+:func:`claims` gives every quantity per item id (isonorm.experiments.daneshmand2021.items names it; the
+paper_claims rule writes them as one row per (item, quantity)); notebooks/reference/daneshmand2021.yaml holds
+what the paper printed for the same keys, and the scoreboard compares the two. Nothing here reads the reference.
 
 Every item with several runs gives its quantities with their seed spread (``report.claims.Measured``): the
 95 % half-width over runs, or over batches where the figure averages batches of one network (Appendix Fig. 6).
@@ -105,7 +105,7 @@ def _depth_training(df: pd.DataFrame) -> dict[str, Quantities]:
         deepest = both[both.depth == both.depth.max()].pivot(index="run", columns="init", values="train_loss")
         fig5["iterative_minus_xavier_loss_at_max_depth"] = measured_over_runs(
             deepest["iterative"] - deepest["xavier"])
-    return {"fig4a": fig4a, "fig5": fig5}
+    return {"daneshmand2021-fig4a": fig4a, "daneshmand2021-fig5": fig5}
 
 
 def _fig4b(df: pd.DataFrame) -> Quantities:
@@ -122,7 +122,7 @@ def _fig4b(df: pd.DataFrame) -> Quantities:
 def _appfig6(df: pd.DataFrame) -> dict[str, Quantities]:
     """One network per normalisation, 50 batches: the batches are the figure's unit of variation (B9)."""
     out = {}
-    for arch, item in (("mlp", "appfig6a"), ("convnet", "appfig6b")):
+    for arch, item in (("mlp", "daneshmand2021-appfig6a"), ("convnet", "daneshmand2021-appfig6b")):
         sub = df[df.arch == arch]
         if sub.empty:
             continue
@@ -140,8 +140,9 @@ def _appfig6(df: pd.DataFrame) -> dict[str, Quantities]:
 
 
 def _appfig7(df: pd.DataFrame) -> dict[str, Quantities]:
+    """Panel a has the fewer extra layers, panel b the more."""
     out: dict[str, Quantities] = {}
-    for item, extra in zip(("appfig7a", "appfig7b"), sorted(df.extra_layers.unique())):
+    for item, extra in zip(("daneshmand2021-appfig7a", "daneshmand2021-appfig7b"), sorted(df.extra_layers.unique())):
         last = df[(df.extra_layers == extra) & (df.epoch == df.epoch.max())]
         loss = last.pivot(index="run", columns="init", values="train_loss")
         out[item] = {f"final_loss_{init}": measured_over_runs(loss[init]) if init in loss else np.nan
@@ -152,26 +153,25 @@ def _appfig7(df: pd.DataFrame) -> dict[str, Quantities]:
 
 
 def claims(results: Mapping[str, Sequence[str]], config: Mapping[str, Any]) -> dict[str, Quantities]:
-    """All quantities computable from the ``results`` files present (result key -> Parquet paths), per item
-    suffix."""
+    """All quantities computable from the ``results`` files present (result key -> Parquet paths), per item id."""
     def frame(key: str) -> pd.DataFrame:
         return read_all_results(results[key])
 
     by_item: dict[str, Quantities] = {}
     if results.get("fig1"):
-        by_item["fig1"] = _fig1(frame("fig1"))
+        by_item["daneshmand2021-fig1"] = _fig1(frame("fig1"))
     if results.get("fig2a"):
-        by_item["fig2a"] = _fig2a(frame("fig2a"))
+        by_item["daneshmand2021-fig2a"] = _fig2a(frame("fig2a"))
     if results.get("fig2b"):
-        by_item["fig2b"] = _fig2b(frame("fig2b"), config["fig2b"])
+        by_item["daneshmand2021-fig2b"] = _fig2b(frame("fig2b"), config["fig2b"])
     if results.get("fig3"):
-        by_item["fig3"] = _fig3(frame("fig3"), config["fig3"])
+        by_item["daneshmand2021-fig3"] = _fig3(frame("fig3"), config["fig3"])
     if results.get("appfigg"):
-        by_item["appfigg"] = _appfigg(frame("appfigg"))
+        by_item["daneshmand2021-appfigg"] = _appfigg(frame("appfigg"))
     if results.get("depth_training"):
         by_item.update(_depth_training(frame("depth_training")))
     if results.get("fig4b"):
-        by_item["fig4b"] = _fig4b(frame("fig4b"))
+        by_item["daneshmand2021-fig4b"] = _fig4b(frame("fig4b"))
     if results.get("appfig6"):
         by_item.update(_appfig6(frame("appfig6")))
     if results.get("appfig7"):

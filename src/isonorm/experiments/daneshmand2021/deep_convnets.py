@@ -1,6 +1,6 @@
 """Appendix Fig. 7a/7b: AlexNet-style CIFAR-10 ConvNets with extra 256-channel layers, Xavier vs SVD init.
 
-As coded (B-AppFig7, decision B10): unnormalised inputs, the SVD init on a
+As coded (daneshmand2021-appfig7a/b, decision B10): unnormalised inputs, the SVD init on a
 shuffled batch of ``init_batch`` training images, plain SGD (lr 0.001, batch 30), training loss per epoch.
 """
 
@@ -21,7 +21,8 @@ from . import SLUG
 
 def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, data_root: str, dataset: str,
                        device: str, checkpoint: str | None) -> pd.DataFrame:
-    """All runs of one (init, extra_layers): rows (run, epoch, train_loss, init, extra_layers)."""
+    """daneshmand2021-appfig7a, daneshmand2021-appfig7b (fewer, more extra layers), all runs of one
+    (init, extra_layers): rows (run, epoch, train_loss, init, extra_layers)."""
     if init not in ("xavier", "svd"):
         raise ValueError(f"unknown init {init!r}; use xavier or svd")
     target = resolve_device(device)

@@ -1,8 +1,8 @@
 """Fig. 4a, 4b and 5: vanilla ReLU MLPs on CIFAR-10, Xavier vs iterative orthogonalisation.
 
-B-Fig4a, B-Fig4b, B-Fig5 and decisions B4–B6. Every run of one (init, depth) is trained in one
-job, stacked by the shared engine. The "orthogonality gap" of these figures is the training-time spectral
-gap of the logits, averaged over shuffled batches of the training set (B.0).
+daneshmand2021-fig4a, daneshmand2021-fig4b, daneshmand2021-fig5 and decisions B4–B6. Every run of one
+(init, depth) is trained in one job, stacked by the shared engine. The "orthogonality gap" of these figures is
+the training-time spectral gap of the logits, averaged over shuffled batches of the training set (B.0).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def spectral_gap_measure(x: torch.Tensor, batch_size: int, every_epoch: bool, *s
 
 def build_mlps(cfg: Config, depth: int, init: str, x: torch.Tensor, variant: str) -> list[torch.nn.Module]:
     """One Xavier MLP per run (``depth`` Linear layers), optionally re-initialised by the iterative SVD init
-    on its own batch of ``init_batch_factor * width`` training images (B-Fig5, decision B6)."""
+    on its own batch of ``init_batch_factor * width`` training images (daneshmand2021-fig5, decision B6)."""
     widths = [INPUT_FEATURES] + [cfg["width"]] * (depth - 1) + [CLASSES]
     models = []
     for run in range(cfg["runs"]):
@@ -74,13 +74,14 @@ def _train(cfg: Config, depth: int, init: str, variant: str, every_epoch: bool, 
 
 def train_depth_variant(cfg: Config, *, init: str, depth: int, data_root: str, dataset: str, device: str,
                         checkpoint: str | None) -> pd.DataFrame:
-    """Fig. 4a / 5: loss per epoch, spectral gap at initialisation (decision B4), all runs of (init, depth)."""
+    """daneshmand2021-fig4a, daneshmand2021-fig5: loss per epoch, spectral gap at initialisation (decision B4), all
+    runs of (init, depth)."""
     return _train(cfg, depth, init, f"depth_training-{init}-depth{depth}", False, data_root, dataset, device,
                   checkpoint)
 
 
 def train_gap_during_training(cfg: Config, *, data_root: str, dataset: str, device: str,
                               checkpoint: str | None) -> pd.DataFrame:
-    """Fig. 4b: loss and spectral gap every epoch for the Xavier MLP of ``depth`` layers (decision B5)."""
+    """daneshmand2021-fig4b: loss and spectral gap every epoch for the Xavier MLP of ``depth`` layers (decision B5)."""
     return _train(cfg, cfg["depth"], "xavier", f"fig4b-depth{cfg['depth']}", True, data_root, dataset, device,
                   checkpoint)

@@ -1,6 +1,6 @@
 """Appendix Fig. 6a/6b: V at the input of every layer of one random ReLU MLP / ConvNet, BN vs vanilla.
 
-As coded (B-AppFig6a, B-AppFig6b, decision B9): ``batches`` shuffled batches of
+As coded (daneshmand2021-appfig6a, daneshmand2021-appfig6b, decision B9): ``batches`` shuffled batches of
 ``batch_size`` CIFAR-10 training images through one network per normalisation (no training); BN layers use
 batch statistics. BN and vanilla networks share their weights (same seed), so they differ only by BN.
 """
@@ -23,7 +23,8 @@ NORMS = ("batchnorm", "none")
 
 
 def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: str, device: str) -> pd.DataFrame:
-    """Rows (arch, norm, batch, layer, orthogonality_gap); layer 1 is the raw input."""
+    """daneshmand2021-appfig6a (``arch`` "mlp"), daneshmand2021-appfig6b ("convnet"): rows (arch, norm, batch,
+    layer, orthogonality_gap); layer 1 is the raw input."""
     if arch not in ("mlp", "convnet"):
         raise ValueError(f"unknown architecture {arch!r}; use mlp or convnet")
     target = resolve_device(device)

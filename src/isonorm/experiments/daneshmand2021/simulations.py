@@ -1,9 +1,9 @@
 """The data-free items of Daneshmand et al. (2021): random chains of Gaussian linear layers.
 
 Every function takes its item's config section (config.yaml: ``daneshmand2021: <item>:``) and returns a
-tidy DataFrame, one row per (variant, run, layer). Settings and decisions: B-Fig1, B-Fig2a, B-Fig2b, B-Fig3,
-B-AppFigG and the decisions of docs/decisions/daneshmand2021.md. Runs of one variant are simulated together as
-a batch of shape (runs, d, n).
+tidy DataFrame, one row per (variant, run, layer). Settings and decisions: daneshmand2021-fig1,
+daneshmand2021-fig2a, daneshmand2021-fig2b, daneshmand2021-fig3, daneshmand2021-appfigg and the decisions of
+docs/decisions/daneshmand2021.md. Runs of one variant are simulated together as a batch of shape (runs, d, n).
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def diagonal_start(width: int, batch: int, small: float, runs: int) -> torch.Ten
 
 
 def warmup_cosine(cfg: Config) -> pd.DataFrame:
-    """Fig. 1: |cos| of two samples through a BN chain (almost aligned start) and a vanilla chain
-    (orthogonal start) that share every W (B-Fig1). Recorded before each layer: layer 1 = input."""
+    """daneshmand2021-fig1: |cos| of two samples through a BN chain (almost aligned start) and a vanilla chain
+    (orthogonal start) that share every W. Recorded before each layer: layer 1 = input."""
     d, layers, runs, eps = cfg["width"], cfg["layers"], cfg["runs"], cfg["eps"]
     gen = generator(SLUG, "fig1")
     bn = torch.zeros(runs, d, 2, dtype=DTYPE)
@@ -73,7 +73,8 @@ def warmup_cosine(cfg: Config) -> pd.DataFrame:
 
 
 def gap_through_depth(cfg: Config, item: str) -> pd.DataFrame:
-    """V(H_l) for l = 1..layers of the BN chain from the diagonal start, for every width (Fig. 2a, 2b)."""
+    """daneshmand2021-fig2a, daneshmand2021-fig2b: V(H_l) for l = 1..layers of the BN chain from the diagonal
+    start, for every width; ``item`` names the seed namespace."""
     frames = []
     for d in cfg["widths"]:
         gen = generator(SLUG, item, d)
@@ -86,7 +87,7 @@ def gap_through_depth(cfg: Config, item: str) -> pd.DataFrame:
 
 
 def assumption_a1_grid(cfg: Config) -> pd.DataFrame:
-    """Fig. 3: does A1(threshold * alpha0, layers) hold, per (n, d) and run?
+    """daneshmand2021-fig3: does A1(threshold * alpha0, layers) hold, per (n, d) and run?
 
     Decision B3: H0 Gaussian scaled to unit Frobenius norm before alpha0 = sigma_min(H0); A1 fails in a run
     when min over layers k = 1..L of sigma_min(H_k) < threshold * alpha0. sigma_min is the n-th singular
@@ -135,9 +136,9 @@ def _sigma_min(h: torch.Tensor) -> torch.Tensor:
 
 
 def activation_fluctuations(cfg: Config) -> pd.DataFrame:
-    """Appendix-G figure: L(Q) = ||M_l - K||_F with M_l = H_l^T H_l / d for non-linear BN chains.
+    """daneshmand2021-appfigg: L(Q) = ||M_l - K||_F with M_l = H_l^T H_l / d for non-linear BN chains.
 
-    As coded (B-AppFigG): H <- W act(H), rows scaled to unit norm without the 1/sqrt(d) factor; K is the mean
+    As coded: H <- W act(H), rows scaled to unit norm without the 1/sqrt(d) factor; K is the mean
     of M over ``reference_layers`` layers of a first chain from H0 ~ randn(d, n); L is averaged over
     ``measure_layers`` layers of a second, fresh chain. Decision B16: ``runs`` independent runs per (activation,
     width), simulated as one batch (the code made one), each with its own K, and every chain first runs

@@ -25,7 +25,7 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
 def window_average(gaps: pd.DataFrame, window: tuple[int, int], code_offset: bool = False) -> pd.DataFrame:
     """Fig. 2b per (width, run): ln of the mean of V over layers window[0]..window[1].
 
-    ``code_offset`` reproduces the code's division of every run by the number of runs (B-Fig2b:
+    ``code_offset`` reproduces the code's division of every run by the number of runs (daneshmand2021-fig2b:
     "a bug: divides each run by 20"), i.e. subtracts ln(runs).
     """
     lo, hi = window

@@ -7,9 +7,10 @@
 - ``image_mlps``           Figs. 2, 3, 7, B.4, B.6, B.7: LayerNorm MLPs on images, at init and trained;
                            reductions in ``image_mlp_summaries``
 - ``gpt2_probe``           Fig. B.5: isometry gap across GPT-2's submodules; reductions in ``gpt2_summaries``
+- ``items``                every item once: its title, job, results and claims (``isonorm.items``)
 
 The checkable quantities the scoreboard compares with the paper: the ``claims`` function of ``strengths``
-and of each ``*_summaries`` module, registered in rules/joudaki2023.smk.
+and of each ``*_summaries`` module, by item id, as ``items`` names them.
 """
 
 SLUG = "joudaki2023"

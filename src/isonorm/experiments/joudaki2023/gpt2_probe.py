@@ -1,6 +1,6 @@
 """Fig. B.5: the isometry gap of the token Gram matrix after every submodule of pre-trained GPT-2.
 
-Faithful to the authors' ``isometry_transformers.ipynb`` (D-FigB5, decision D7):
+Faithful to the authors' ``isometry_transformers.ipynb`` (joudaki2023-figb5, decision D7):
 
 - ``GPT2Model`` (no LM head) with ``attn_implementation='eager'``; one text per batch, tokenized with
   pad_token = eos_token, ``padding=True, truncation=True`` (no-ops for a single text);
@@ -140,7 +140,8 @@ def _texts_description(texts: str | Path) -> str:
 def figb5(
     cfg: Mapping[str, Any], *, checkpoint_dir: str | Path, texts: str | Path, device: str = "auto"
 ) -> pd.DataFrame:
-    """Rows (mode, text, li, module, block, iso_gap, layernorm, add, tokens, checkpoint, texts_source).
+    """joudaki2023-figb5: rows (mode, text, li, module, block, iso_gap, layernorm, add, tokens, checkpoint,
+    texts_source).
 
     ``cfg``: ``n_texts`` and ``max_chars`` (the first texts, cut to their first characters), ``min_block``
     (keep blocks with a larger index), ``modes`` (``train`` and/or ``eval``), ``seed`` (torch seed of the

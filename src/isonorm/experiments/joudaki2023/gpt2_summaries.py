@@ -18,7 +18,7 @@ from ...report.claims import Measured
 from ...results import read_all_results
 from .spreads import measured_with_spread
 
-PAPER_BLOCKS = (7, 8, 9, 10, 11)  # D-FigB5: blocks with index > 6 of GPT-2 small
+PAPER_BLOCKS = (7, 8, 9, 10, 11)  # joudaki2023-figb5: blocks with index > 6 of GPT-2 small
 PRIMARY_MODE = "train"  # D7: train-mode dropout as published
 
 
@@ -90,9 +90,9 @@ def _frame_claims(frame: pd.DataFrame) -> dict[str, float]:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, Measured]]:
-    """{"figb5": {quantity: value}} from the ``figb5`` results (nothing when they were not run); each value with
-    its spread over the texts, the figure's own 95 % band ("Seed spreads")."""
+    """{"joudaki2023-figb5": {quantity: value}} from the ``figb5`` results (nothing when they were not run); each
+    value with its spread over the texts, the figure's own 95 % band ("Seed spreads")."""
     if not results.get("figb5"):
         return {}
     frame = read_all_results(results["figb5"])
-    return {"figb5": measured_with_spread(_frame_claims, frame.assign(run=frame.text))}
+    return {"joudaki2023-figb5": measured_with_spread(_frame_claims, frame.assign(run=frame.text))}

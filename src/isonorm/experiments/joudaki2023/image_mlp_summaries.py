@@ -2,7 +2,7 @@
 
 Inputs are the tidy frames of :mod:`.image_mlps` (one row per run, epoch, stage, batch, module). Means are
 over runs × measured batches, as the originals' seaborn plots averaged their rows. Only train-stage rows
-enter the figures (D-Fig2, D-Fig3, D-Fig7, D-FigB4; Fig. B.7 by the same reading).
+enter the figures (joudaki2023-fig2, joudaki2023-fig3, joudaki2023-fig7, joudaki2023-figb4; Fig. B.7 by the same reading).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from ...report.claims import Measured
 from ...results import read_all_results
 from .spreads import measured_with_spread
 
-# Item suffixes this module produces claims for, by the result key that feeds them.
+# Item ids this module produces claims for, by the result key that feeds them.
 ITEMS_BY_RESULT = {
-    "fig2_runs": ("fig2", "figb6"),
-    "fig3": ("fig3",),
-    "figb4": ("figb4",),
-    "fig7_runs": ("fig7", "figb7"),
+    "fig2_runs": ("joudaki2023-fig2", "joudaki2023-figb6"),
+    "fig3": ("joudaki2023-fig3",),
+    "figb4": ("joudaki2023-figb4",),
+    "fig7_runs": ("joudaki2023-fig7", "joudaki2023-figb7"),
 }
 
 # Defaults of the plotting choices, when the config does not set them: Fig. 2 shows Tanh [S caption];
@@ -183,7 +183,7 @@ def _figb6(df: pd.DataFrame, activations: Sequence[str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for activation in activations:
         key = activation.lower()
-        if activation != "Sigmoid":  # Sigmoid zig-zags; D-FigB6 compares its block extremes instead (below)
+        if activation != "Sigmoid":  # Sigmoid zig-zags; joudaki2023-figb6 compares its block extremes instead (below)
             out[f"init_deepest_norm_{key}"] = value_at(profile, f"norm-{deepest}", activation=activation, epoch=0)
         out[f"last_deepest_norm_{key}"] = value_at(profile, f"norm-{deepest}", activation=activation, epoch=last)
     # Sigmoid's zig-zag within each block: mean over blocks ℓ = 1..L−1 of the max / min of its three modules.
@@ -223,7 +223,7 @@ def _fig3(df: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-# Fig. B.4 quantities: (module, statistic) per data set; single values where D-FigB4 reads one value.
+# Fig. B.4 quantities: (module, statistic) per data set; single values where joudaki2023-figb4 reads one value.
 FIGB4_QUANTITIES = {
     "mnist": [("norm-0", "mean"), ("fc-0", "min"), ("fc-0", "max"), *[(f"norm-{l}", s) for l in range(1, 5)
               for s in ("min", "max")], ("norm-5", "mean")],
@@ -292,7 +292,7 @@ def _figb7(df: pd.DataFrame) -> dict[str, float]:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, Measured]]:
-    """Item suffix → {quantity: value with its seed spread over runs} for notebooks/reference/joudaki2023.yaml;
+    """Item id → {quantity: value with its seed spread over runs} for notebooks/reference/joudaki2023.yaml;
     missing result keys are skipped (Fig. B.4 makes one run: no spread).
 
     ``cfg`` is the ``joudaki2023`` config section; Fig. 2's activation and Fig. B.6's activation set come from
@@ -301,14 +301,15 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
     out: dict[str, dict[str, Measured]] = {}
     if results.get("fig2_runs"):
         df = read_all_results(results["fig2_runs"])
-        out["fig2"] = measured_with_spread(lambda f: _fig2(f, cfg["fig2_runs"]["fig2_activation"]), df)
-        out["figb6"] = measured_with_spread(lambda f: _figb6(f, cfg["fig2_runs"]["figb6_activations"]), df)
+        runs = cfg["fig2_runs"]
+        out["joudaki2023-fig2"] = measured_with_spread(lambda f: _fig2(f, runs["fig2_activation"]), df)
+        out["joudaki2023-figb6"] = measured_with_spread(lambda f: _figb6(f, runs["figb6_activations"]), df)
     if results.get("fig3"):
-        out["fig3"] = measured_with_spread(_fig3, read_all_results(results["fig3"]))
+        out["joudaki2023-fig3"] = measured_with_spread(_fig3, read_all_results(results["fig3"]))
     if results.get("figb4"):
-        out["figb4"] = measured_with_spread(_figb4, read_all_results(results["figb4"]))
+        out["joudaki2023-figb4"] = measured_with_spread(_figb4, read_all_results(results["figb4"]))
     if results.get("fig7_runs"):
         df = read_all_results(results["fig7_runs"])
-        out["fig7"] = measured_with_spread(_fig7, df)
-        out["figb7"] = measured_with_spread(_figb7, df)
+        out["joudaki2023-fig7"] = measured_with_spread(_fig7, df)
+        out["joudaki2023-figb7"] = measured_with_spread(_figb7, df)
     return out

@@ -9,7 +9,7 @@ order (``shuffle_test: false``). Per (run, epoch, stage, batch, module) a row ho
 
 - ``iso_gap``: −log I of the module output's Gram (metrics M1b: ``training_isometry_gap``, ε = 1e-8,
   ``reduce_mean`` from the config). A Gram whose rank is below n by construction (the 10-dimensional fc/act
-  outputs of the last block for n = 100) is NaN, as the originals' points are absent (D-Fig2);
+  outputs of the last block for n = 100) is NaN, as the originals' points are absent (joudaki2023-fig2);
 - ``loss``, ``accuracy``: cross-entropy and accuracy of that batch (the loss Fig. 7 plots, decision D15);
 - ``epoch_train_loss``: the running mean loss of the training epoch (NaN at e = 0), for QA only.
 
@@ -60,7 +60,7 @@ def module_isometry_gap(h: torch.Tensor, reduce_mean: bool, eps: float) -> torch
 
     With f features (f − 1 after per-sample centring) < n samples, G = h hᵀ has rank < n. The originals'
     float32 eigenvalues then came out ≤ −ε and the point vanished from the plot; in float64 they may stay just
-    above −ε and give a large finite number instead, so the NaN is set here explicitly (D-Fig2, D-FigB4).
+    above −ε and give a large finite number instead, so the NaN is set here explicitly (joudaki2023-fig2, joudaki2023-figb4).
     """
     n, features = h.shape[1], h[0, 0].numel()
     if features - int(reduce_mean) < n:
@@ -189,7 +189,8 @@ def _at_init_config(cfg: Config, dataset: str) -> dict[str, Any]:
 
 
 def fig3(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
-    """Fig. 3: every module's gap of ``runs`` fresh networks per activation (hidden [width]×hidden_layers)."""
+    """joudaki2023-fig3: every module's gap of ``runs`` fresh networks per activation (hidden
+    [width]×hidden_layers)."""
     _check_common(cfg, "fig3")
     target = resolve_device(device)
     run_cfg = _at_init_config(cfg, dataset)
@@ -204,7 +205,8 @@ def fig3(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFr
 
 
 def figb4(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
-    """Fig. B.4: every module's gap of fresh networks for each width profile (``width_profiles``: name → sizes)."""
+    """joudaki2023-figb4: every module's gap of fresh networks for each width profile (``width_profiles``: name →
+    sizes)."""
     _check_common(cfg, "figb4")
     target = resolve_device(device)
     run_cfg = _at_init_config(cfg, dataset)
@@ -219,7 +221,8 @@ def figb4(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataF
 
 def train_run_set(cfg: Config, *, item: str, activation: str, data_root: str, dataset: str, device: str,
                   checkpoint: str | None) -> pd.DataFrame:
-    """Figs. 2/B.6 (``item="fig2_runs"``) and 7/B.7 (``item="fig7_runs"``): all runs of one activation.
+    """joudaki2023-fig2, joudaki2023-figb6 (``item="fig2_runs"``) and joudaki2023-fig7, joudaki2023-figb7
+    (``item="fig7_runs"``): all runs of one activation.
 
     Epochs 0..num_epochs−1 as in the original loop: epoch 0 measures the fresh networks, each later epoch
     first trains one full epoch (plain SGD, ``lr``; batch order seeded per (item, activation, run, epoch)).

@@ -1,4 +1,4 @@
-"""Fig. 1: the geometric reading of isometry, drawn (D-Fig1, decision D11).
+"""Fig. 1: the geometric reading of isometry, drawn (joudaki2023-fig1, decision D11).
 
 The paper's schematic has no code or data behind it. Each panel shows n = 2 or n = 3 vectors and is annotated
 with I(G) of their Gram matrix, computed by ``isonorm.metrics.isometry`` (Definition 1: det(G)^{1/n} / (tr G/n)),

@@ -36,30 +36,33 @@ from .spreads import Reducer, measured_with_spread, per_block
 Convention = Literal["faithful", "post_norm"]
 Claims = dict[str, dict[str, "float | Measured"]]
 
-ITEMS = ("fig4", "fig5", "fig6", "fig8a", "fig8b", "fig9", "figa1", "figb2", "figb3")
-"""Item suffixes of the simulator figures (architecture §2), in the paper's order."""
+RESULT_KEYS = {
+    "joudaki2023-fig4": "fig4", "joudaki2023-fig5": "fig5_6", "joudaki2023-fig6": "fig5_6",
+    "joudaki2023-fig8a": "fig8a", "joudaki2023-fig8b": "fig8b", "joudaki2023-fig9": "fig9",
+    "joudaki2023-figa1": "figa1", "joudaki2023-figb2": "figb2", "joudaki2023-figb3": "figb3",
+}
+"""Result key (one Parquet file per simulator experiment) of each item id; Figs. 5 and 6 share one grid."""
 
-RESULT_KEYS = {"fig4": "fig4", "fig5": "fig5_6", "fig6": "fig5_6", "fig8a": "fig8a", "fig8b": "fig8b",
-               "fig9": "fig9", "figa1": "figa1", "figb2": "figb2", "figb3": "figb3"}
-"""Result key (one Parquet file per simulator experiment) of each item; Figs. 5 and 6 share one grid."""
+ITEMS = tuple(RESULT_KEYS)
+"""Item ids of the simulator figures (architecture §2), in the paper's order."""
 
-READINGS = {"fig5": ("fig5_6--mc_constants",), "fig6": ("fig5_6--more_runs",), "fig8a": ("fig8a--narrow",),
-            "fig9": ("fig9--more_runs", "fig9--mc_constants")}
+READINGS = {"joudaki2023-fig5": ("fig5_6--mc_constants",), "joudaki2023-fig6": ("fig5_6--more_runs",),
+            "joudaki2023-fig8a": ("fig8a--narrow",), "joudaki2023-fig9": ("fig9--more_runs", "fig9--mc_constants")}
 """Result keys of the alternative readings each item draws or scores beside its default (decisions D19–D23)."""
 
 CONFIG_COLUMNS = ("activation", "centering", "normalization", "activation_first", "gain", "bias", "degeneracy",
                   "batch", "width", "depth")
 
-# Which configurations each plot_line_graph figure shows, and which column is its hue (D-Fig4 … D-FigB3).
+# Which configurations each plot_line_graph figure shows, and which column is its hue, by item id.
 PLOTTED = {
-    "fig4": ("centering", ["mf", "layer"]),  # D10: MF first = blue, layer second = orange, as the caption says
-    "fig5": ("normalization", ["none", "layer"]),
-    "fig6": ("normalization", ["layer", "mf"]),
-    "fig8a": ("activation", ["relu", "tanh", "selu"]),
-    "fig8b": ("activation_first", [True, False]),
-    "fig9": ("normalization", ["mf", "layer"]),
-    "figb2": ("gain", [0.5, 1.0, 2.0]),
-    "figb3": ("variant", ["MF", "xavier"]),
+    "joudaki2023-fig4": ("centering", ["mf", "layer"]),  # D10: MF first = blue, layer second = orange (caption)
+    "joudaki2023-fig5": ("normalization", ["none", "layer"]),
+    "joudaki2023-fig6": ("normalization", ["layer", "mf"]),
+    "joudaki2023-fig8a": ("activation", ["relu", "tanh", "selu"]),
+    "joudaki2023-fig8b": ("activation_first", [True, False]),
+    "joudaki2023-fig9": ("normalization", ["mf", "layer"]),
+    "joudaki2023-figb2": ("gain", [0.5, 1.0, 2.0]),
+    "joudaki2023-figb3": ("variant", ["MF", "xavier"]),
 }
 
 EXP_MF_THRESHOLD = 10.0
@@ -214,7 +217,7 @@ def theory_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def gain_prediction(frame: pd.DataFrame, factor: float) -> pd.DataFrame:
-    """Fig. B.2's extra panel: post_norm rows with ``prediction`` = factor·iso_gap0/β(σ(α·))^ℓ (D-FigB2)."""
+    """Fig. B.2's extra panel: post_norm rows with ``prediction`` = factor·iso_gap0/β(σ(α·))^ℓ (joudaki2023-figb2)."""
     rows = theory_rows(frame).copy()
     rows["prediction"] = factor * rows.iso_gap0 / rows.beta_gain**rows.layer
     return rows
@@ -358,7 +361,7 @@ def _fig9(df: pd.DataFrame) -> dict[str, float]:
         out[f"log10_gap_d{d}_mf_min"] = log10(float(mf[mf.index >= 1].min()))
         out[f"log10_gap_d{d}_mf_l30"] = log10(float(mf.get(30, math.nan)))
         excess.append(out[f"log10_gap_d{d}_layer_l30"] - out[f"log10_gap_d{d}_mf_l30"])
-    # "LayerNorm ends below MF normalization at every width", scored as the number it states (D-Fig9): the
+    # "LayerNorm ends below MF normalization at every width", scored as the number it states (joudaki2023-fig9): the
     # largest excess of the LN curve over the MF curve at ℓ = 30, in decades (< 0 when LN is below everywhere).
     out["max_log10_layer_over_mf_l30"] = float(np.max(excess))
     return out
@@ -372,7 +375,7 @@ def _figa1(df: pd.DataFrame) -> dict[str, float]:
         out[f"log10_gamma_{act}_l1"] = log10(value_at(means, 1, "gamma", activation=act))
         out[f"log10_gamma_{act}_l30"] = log10(value_at(means, 30, "gamma", activation=act))
         out[f"log10_gamma_theory_{act}_l30"] = log10(value_at(means, 30, "gamma_theory", activation=act))
-    # "Below the theory everywhere except ReLU's first layer" (D-FigA1 [RO]), as seen on a log axis: the
+    # "Below the theory everywhere except ReLU's first layer" (joudaki2023-figa1 [RO]), as seen on a log axis: the
     # largest excess of the empirical curve over the theory from l = 2 on, in decades (≤ 0 when below).
     deeper = means[means.layer >= 2]
     out["max_log10_excess_over_theory_from_l2"] = float(np.log10(deeper.gamma / deeper.gamma_theory).max())
@@ -403,7 +406,7 @@ def _figb3(df: pd.DataFrame) -> dict[str, float]:
         for variant in ("MF", "xavier"):
             out[f"log10_gap_{act}_{variant.lower()}_l30"] = log10(
                 value_at(means, 30, activation=act, variant=variant))
-    # The claims of D-FigB3 as the numbers they state: MF's improvement over Xavier at ℓ = 30 in decades.
+    # The claims of joudaki2023-figb3 as the numbers they state: MF's improvement over Xavier at ℓ = 30 in decades.
     gain = {act: out[f"log10_gap_{act}_xavier_l30"] - out[f"log10_gap_{act}_mf_l30"]
             for act in ("selu", "leaky_relu", "relu", "tanh")}
     out["min_log10_mf_gain_relu_leaky_relu_selu"] = min(gain[a] for a in ("relu", "leaky_relu", "selu"))
@@ -412,7 +415,7 @@ def _figb3(df: pd.DataFrame) -> dict[str, float]:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Claims:
-    """The simulator items' quantities (item suffix -> {quantity: value}) from the result files present.
+    """The simulator items' quantities (item id -> {quantity: value}) from the result files present.
 
     ``results`` maps the result keys (experiment names: fig4, fig5_6, ...) to Parquet paths; a missing key
     skips its items. ``cfg`` is the ``joudaki2023`` config (only Fig. B.2's ``prediction_factor`` is read).
@@ -421,8 +424,10 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
     be measured (a missing point) is NaN.
     """
     reducers: dict[str, Reducer] = {
-        "fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig8a": _fig8a, "fig8b": _fig8b, "fig9": _fig9,
-        "figa1": _figa1, "figb3": _figb3, "figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
+        "joudaki2023-fig4": _fig4, "joudaki2023-fig5": _fig5, "joudaki2023-fig6": _fig6, "joudaki2023-fig8a": _fig8a,
+        "joudaki2023-fig8b": _fig8b, "joudaki2023-fig9": _fig9, "joudaki2023-figa1": _figa1,
+        "joudaki2023-figb3": _figb3,
+        "joudaki2023-figb2": lambda df: _figb2(df, float(cfg["figb2"]["prediction_factor"]))}
     # Readings (D19): reduced alone (a setting read another way) or pooled with the item's own runs (more runs).
     reading_reducers = {
         "fig5_6--mc_constants": lambda own, reading: measured_with_spread(_fig5_mc_constants, reading),

@@ -83,8 +83,10 @@ def reading_config(cfg: Config, reading: str, item: str) -> dict[str, Any]:
 
 
 def run_grid(cfg: Config, *, item: str, reading: str | None = None, device: str = "cpu") -> pd.DataFrame:
-    """Every configuration of ``item``'s grid (one of :data:`SIMULATION_ITEMS`), simulated and concatenated;
-    see the module docstring. The item names the seed namespace, so two items never share random draws.
+    """joudaki2023-fig4, joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig8b, joudaki2023-fig9,
+    joudaki2023-figa1, joudaki2023-figb2, joudaki2023-figb3: every configuration of ``item``'s grid (one of
+    :data:`SIMULATION_ITEMS`; ``fig5_6`` gives Figs. 5 and 6), simulated and concatenated; see the module
+    docstring. The item names the seed namespace, so two items never share random draws.
     ``reading`` names one of the item's alternative ``readings`` to run instead of its own settings (D19)."""
     if item not in SIMULATION_ITEMS:
         raise ValueError(f"unknown joudaki2023 simulation item {item!r}; use one of {SIMULATION_ITEMS}")

@@ -1,6 +1,6 @@
 """Tables 2 and B.1 and Fig. B.1: the isometry strength β_σ in closed form, by quadrature and by Monte Carlo.
 
-D-Table2, D-TableB1, D-FigB1 and decision D8: closed forms and exact quadrature are the
+joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1 and decision D8: closed forms and exact quadrature are the
 primary values; the originals' (here seeded) Monte Carlo estimate is kept beside them to show where the
 printed digits come from. β of σ(α·x) uses the library's estimators (``isonorm.metrics.hermite``); nothing
 here integrates on its own.
@@ -20,7 +20,6 @@ from ...metrics import (
     isometry_strength_closed_form,
 )
 from ...results import read_all_results
-from . import STRENGTH_ITEMS
 
 Config = Mapping[str, Any]
 
@@ -30,7 +29,7 @@ def _closed_form(activation: str, gain: float) -> float:
 
 
 def _quadrature(activation: str, gain: float) -> float:
-    """β by quadrature, or NaN where σ(α·x) overflows float64 at the nodes (exp at α ≳ 8; D-FigB1 [I])."""
+    """β by quadrature, or NaN where σ(α·x) overflows float64 at the nodes (exp at α ≳ 8; joudaki2023-figb1 [I])."""
     try:
         return isometry_strength(activation, "quadrature", gain=gain)
     except NonFiniteActivationError:
@@ -68,12 +67,17 @@ def gain_values(gains: Sequence[float] | Mapping[str, float]) -> list[float]:
 
 
 def isometry_strengths(cfg: Config) -> pd.DataFrame:
-    """β of every activation at every gain of the item (Table 2, Table B.1, Fig. B.1: :data:`STRENGTH_ITEMS`),
-    by all three estimators; one row per (activation, gain)."""
+    """joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1 (the package's ``STRENGTH_ITEMS``, one job
+    each): β of every activation at every gain of the item, by all three estimators; one row per (activation,
+    gain)."""
     return _strength_rows(list(cfg["activations"]), gain_values(cfg["gains"]), cfg)
 
 
 # --- the claims of Tables 2, B.1 and Fig. B.1 ------------------------------------------------------------
+
+
+# Item id → its result key (one job per item: the package's ``STRENGTH_ITEMS``).
+CLAIMED = {"joudaki2023-table2": "table2", "joudaki2023-tableb1": "tableb1", "joudaki2023-figb1": "figb1"}
 
 
 def gain_label(gain: float) -> str:
@@ -83,20 +87,20 @@ def gain_label(gain: float) -> str:
 
 def claims(results: Mapping[str, Sequence[str]], config: Config) -> dict[str, dict[str, float]]:
     """Tables 2, B.1 and Fig. B.1 as the scoreboard reads them: β by quadrature (the computed check of the printed
-    closed forms) per activation and gain."""
+    closed forms) per activation and gain, by item id (:data:`CLAIMED`)."""
     out: dict[str, dict[str, float]] = {}
-    for item in STRENGTH_ITEMS:
-        if not results.get(item):
+    for item, key in CLAIMED.items():
+        if not results.get(key):
             continue
-        frame = read_all_results(results[item])
-        if item == "figb1":  # the printed rows of the Fig. B.1 table (D-FigB1)
+        frame = read_all_results(results[key])
+        if item == "joudaki2023-figb1":  # the printed rows of the Fig. B.1 table
             frame = frame[frame.gain.round(6).isin([round(g, 6) for g in config["figb1"]["compared_gains"]])]
         # Quadrature, falling back to the closed form where σ(αx) overflows at the nodes.
         value = frame.quadrature.fillna(frame.closed_form)
         out[item] = {
             f"beta_{row.activation}_{gain_label(row.gain)}": v for row, v in zip(frame.itertuples(), value)
         }
-        if item != "figb1":
+        if item != "joudaki2023-figb1":
             exact = frame.dropna(subset=["closed_form", "quadrature"])
             out[item]["closed_form_equals_quadrature"] = float(
                 ((exact.closed_form - exact.quadrature).abs() < 1e-9).all()

@@ -9,8 +9,9 @@
                             from the safetensors shards; ``checkpoint_summaries``
 - ``lora``                  Table 5 (d): LoRA fine-tuning with peft, merged, PII before and after; ``lora_summaries``
 
-The checkable quantities the scoreboard compares with the paper: the ``claims`` function of each
-``*_summaries`` module, registered in rules/lu2024.smk.
+Its items, each once with its job, results and claims: ``items``. The checkable quantities the scoreboard
+compares with the paper: ``trained_summaries.claims`` and ``table5_summaries.claims``, which gathers Table 5's
+parts from the other ``*_summaries`` modules.
 """
 
 SLUG = "lu2024"

@@ -2,11 +2,11 @@
 
 No model is built: each matrix is read alone from the safetensors files (:mod:`isonorm.checkpoints.streamed`)
 and its PII computed in blocks (:func:`isonorm.metrics.pii.pii_chunked`), so a 7B model's layer costs about
-1 GB of memory. The name maps below are keyed on config.json ``model_type`` (A-Table5b/A-Table5c):
+1 GB of memory. The name maps below are keyed on config.json ``model_type`` (lu2024-table5 (b)/lu2024-table5 (c)):
 
 - BERT/RoBERTa [code PLM.py]: Q/K/V = ``attention.self.{query,key,value}``; Atten_Output =
   ``attention.output.dense``; Linear_1 = ``intermediate.dense``; Linear_2 = ``output.dense``.
-- GPT-2 [I, A-Table5b]: Conv1D weights stored (in, out) are transposed to (out, in); ``attn.c_attn`` is
+- GPT-2 [I, lu2024-table5 (b)]: Conv1D weights stored (in, out) are transposed to (out, in); ``attn.c_attn`` is
   split along ``out`` into Q, K, V; ``attn.c_proj``, ``mlp.c_fc``, ``mlp.c_proj``.
 - T5 [decision A11]: encoder and decoder self-attention ``SelfAttention.{q,k,v,o}``; encoder FFN
   ``layer.1.DenseReluDense.{wi,wo}``; the decoder's FFN is ``layer.2`` (``layer.1`` is cross-attention): the
@@ -171,7 +171,7 @@ def checkpoint_pii(folder: str | Path, name: str, layer: int, *, device: str | t
 
 
 def table5_checkpoints(cfg: Mapping[str, Any], *, checkpoint_root: str | Path, device: str = "cpu") -> pd.DataFrame:
-    """Table 5 (b) or (c): PII of one layer's matrices of every checkpoint in ``cfg['models']`` (the PLMs BERT,
+    """lu2024-table5 (b) or (c): PII of one layer's matrices of every checkpoint in ``cfg['models']`` (the PLMs BERT,
     RoBERTa, GPT-2, T5 at layer 0, decision A11; the LLMs LLaMA, LLaMA 2, Qwen at layer 8, decision A12)."""
     frames = [
         checkpoint_pii(Path(checkpoint_root) / name, name, cfg["layer"], device=device, dtype=cfg["dtype"],

@@ -1,4 +1,4 @@
-"""Reductions of the Table 5 (b)/(c) results, shared by the notebook and the claims (A-Table5b, A-Table5c).
+"""Reductions of the Table 5 (b)/(c) results, shared by the notebook and the claims (lu2024-table5 (b), lu2024-table5 (c)).
 
 The rows of ``checkpoint_pii.table5_checkpoints`` (result keys ``table5_plms`` / ``table5_llms``; one per model,
 matrix and orientation) become the paper's table rows: model, Query, Keys, Values, Atten_Output, Linear_1, Linear_2, each cell in the
@@ -57,7 +57,8 @@ def _cells(rows: pd.DataFrame) -> dict[str, float]:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """{"table5": {quantity: value}} for this part's lines of notebooks/reference/lu2024.yaml.
+    """{"lu2024-table5": {quantity: value}} for this part's lines of notebooks/reference/lu2024.yaml: parts (b)
+    and (c) of the item's claims (``table5_summaries.claims``).
 
     Cells: ``pii_<row>_<cell>``. The paper's two statements as numbers [paper §4.4]: ``plm_pii_max``, the largest
     PLM cell ("all of their PIIs are close to zero"), and ``llm_over_plm_mean_pii``, the mean LLM cell over the mean
@@ -73,4 +74,4 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
         out["plm_pii_max"] = float(np.nanmax(cells["table5_plms"]))
     if set(cells) == set(RESULT_KEYS):
         out["llm_over_plm_mean_pii"] = float(np.nanmean(cells["table5_llms"]) / np.nanmean(cells["table5_plms"]))
-    return {"table5": out} if out else {}
+    return {"lu2024-table5": out} if out else {}

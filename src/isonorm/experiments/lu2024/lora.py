@@ -2,7 +2,7 @@
 
 Lu et al.'s ``qwen_lora.py`` loads the base model, merges a LoRA adapter (``merge_and_unload``: W' = W +
 (α/r)·B·A) and computes PII_col of the layer-8 matrices; the adapter and its training recipe are not
-published (A-Table5d). Decision A13 fixes the run: plain LoRA with ``peft`` on a bf16 base (no
+published (lu2024-table5 (d)). Decision A13 fixes the run: plain LoRA with ``peft`` on a bf16 base (no
 4-bit QLoRA), r = 64, α = 16, dropout 0.05, targets c_attn/c_proj/w1/w2 (Firefly's Qwen-7B recipe, which the
 authors' merge script copies), lr 2e-4, 1 epoch, max length 512, seed 42, the first 5,000 Alpaca examples.
 
@@ -65,7 +65,7 @@ ALPACA_PROMPTS = {
 }
 
 
-# The base models LoRA is run on: causal LMs whose Table-5 matrices checkpoint_pii names (A-Table5c/A-Table5d:
+# The base models LoRA is run on: causal LMs whose Table-5 matrices checkpoint_pii names (lu2024-table5 (c)/lu2024-table5 (d):
 # Qwen v1 splits c_attn into Q, K, V, Linear_1/Linear_2 = w1/w2; Qwen2, the tiny stand-in's classes, and LLaMA
 # use up_proj/gate_proj, decision A12). The same name maps serve Table 5 (c) and (d).
 CAUSAL_LM_TYPES = ("qwen", "qwen2", "llama")
@@ -464,7 +464,7 @@ def table5_lora(
 def table5_lora_runs(
     cfg: Mapping[str, Any], *, checkpoint_dir: str | Path, instructions: str | Path, device: str = "auto"
 ) -> pd.DataFrame:
-    """:func:`table5_lora` for every seed of ``cfg["seeds"]``, one after another, in one frame.
+    """lu2024-table5 (d): :func:`table5_lora` for every seed of ``cfg["seeds"]``, one after another, in one frame.
 
     One job per variant holding all its runs (architecture §3); a 7B model per run cannot be stacked, so the runs are
     sequential, each loading the base afresh (the merge modifies it).

@@ -65,7 +65,8 @@ def pii_by_seed(frame: pd.DataFrame, orientation: str = "columns") -> pd.DataFra
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, float | Measured]]:
-    """Quantities of notebooks/reference/lu2024.yaml for Table 5 (d), under item suffix ``table5``.
+    """Quantities of notebooks/reference/lu2024.yaml for Table 5 (d), under item id ``lu2024-table5``: part (d)
+    of the item's claims (``table5_summaries.claims``).
 
     ``lora_<matrix>``: PII_col after the merge; ``lora_base_<matrix>``: before (the Qwen row, measured in the same
     job); ``lora_change_<matrix>``: after − before; ``lora_max_abs_pii_change``: the largest |change|;
@@ -85,4 +86,4 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict
         out[f"lora_change_{quantity(column)}"] = measured_over_runs(change[column].to_numpy())
     out["lora_max_abs_pii_change"] = measured_over_runs(change.abs().max(axis=1).to_numpy())
     out["lora_max_pii_after"] = measured_over_runs(after.max(axis=1).to_numpy())
-    return {"table5": out}
+    return {"lu2024-table5": out}

@@ -1,6 +1,6 @@
 """Lu et al. 2024, the trained networks: Tables 1–4, App. Tables 2–4, the weights behind Fig. 2, Fig. 1 at init.
 
-A.1.3, A.1.4, the items A-Fig1–A-AppTable4 and decisions A1–A9, A14–A16. One job trains every seed of one
+A.1.3, A.1.4, the items lu2024-fig1–lu2024-apptable4 and decisions A1–A9, A14–A16. One job trains every seed of one
 configuration (item × model variant × activation × optimizer) with the shared engine
 (:func:`isonorm.train.train_stacked`; seeds from the config list ``seeds``, default [42], as in the code's
 ``seed_torch(42)``; each seed's network is drawn from the global RNG seeded with that seed, like the
@@ -206,7 +206,8 @@ def fnn_factory(cfg: Config, variant: str, activation: str, dataset: str) -> Cal
 def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, activation: str | None = None,
         data_root: str, dataset: str, device: str, checkpoint: str | None = None,
         weights_path: str | None = None) -> pd.DataFrame:
-    """Model (F) on MNIST: Table 1 (per optimizer), Table 3 (variant × activation × optimizer), App. Table 4.
+    """lu2024-table1 (per optimizer), lu2024-table3 (variant × activation × optimizer), lu2024-fig2 (the weights
+    the Table-3 jobs save), lu2024-apptable4 (per variant): model (F) on MNIST.
 
     ``variant``/``activation`` default to the config's (Table 1: norm_res, GELU). With ``weights_path`` the
     weights of ``cfg['save_weights']`` at init and after training are written there (Fig. 2).
@@ -226,7 +227,7 @@ def fnn(cfg: Config, *, item: str, optimizer: str, variant: str | None = None, a
 
 
 def fig1(cfg: Config) -> pd.DataFrame:
-    """Fig. 1: the weight of ``cfg['layer']`` of a freshly initialised model (F), one matrix per seed.
+    """lu2024-fig1: the weight of ``cfg['layer']`` of a freshly initialised model (F), one matrix per seed.
 
     No data and no training: the network is drawn exactly as a training job of the same variant and activation
     draws it (:func:`seeded_model` on :func:`fnn_factory`; ``dataset`` only sets the input and output sizes), so
@@ -243,7 +244,8 @@ def fig1(cfg: Config) -> pd.DataFrame:
 
 def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, dataset: str, device: str,
                checkpoint: str | None = None) -> pd.DataFrame:
-    """Model (C) on CIFAR-10 (Table 2) or CIFAR-100 (App. Table 2), one optimizer, with augmentation."""
+    """lu2024-table2, lu2024-apptable2: model (C) on CIFAR-10 (Table 2) or CIFAR-100 (App. Table 2), one
+    optimizer, with augmentation."""
     num_classes = dataset_spec(dataset).num_classes
     frame = _run(cfg, item, item, lambda: SimpleCNN(num_classes, int(cfg["width"]), int(cfg["fc_width"])),
                  optimizer, optimizer, data_root=data_root, dataset=dataset, device=device, checkpoint=checkpoint,
@@ -253,7 +255,8 @@ def simple_cnn(cfg: Config, *, item: str, optimizer: str, data_root: str, datase
 
 def resnet18(cfg: Config, *, item: str, variant: str, optimizer: str, data_root: str, dataset: str, device: str,
              checkpoint: str | None = None) -> pd.DataFrame:
-    """Model (R) on CIFAR-10 (Table 4) or CIFAR-100 (App. Table 3): one variant × optimizer."""
+    """lu2024-table4, lu2024-apptable3: model (R) on CIFAR-10 (Table 4) or CIFAR-100 (App. Table 3), one
+    variant × optimizer."""
     num_classes = dataset_spec(dataset).num_classes
     activation = cfg["activation"]
     frame = _run(cfg, item, item, lambda: ResNet18(variant, activation, num_classes, int(cfg["width"])), optimizer,

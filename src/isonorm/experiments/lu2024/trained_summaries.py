@@ -24,15 +24,18 @@ Results = Mapping[str, Sequence[str]]
 Claims = dict[str, dict[str, float | Measured]]
 ORIENTATION = "columns"  # decision A1: the tables report PII over column vectors
 
-# Which result key feeds which item (rules/common.smk's lu2024 results function uses these keys).
-OPTIMIZER_ITEMS = ("table1", "table2", "apptable2")  # rows = optimizers, columns = Layer_1..3
-VARIANT_ITEMS = ("table3", "table4", "apptable3")  # rows = activation/optimizer, columns = variants
+# item id → the result key that feeds it, also its config section (register_results in rules/lu2024.smk)
+OPTIMIZER_ITEMS = {"lu2024-table1": "table1", "lu2024-table2": "table2",
+                   "lu2024-apptable2": "apptable2"}  # rows = optimizers, columns = Layer_1..3
+VARIANT_ITEMS = {"lu2024-table3": "table3", "lu2024-table4": "table4",
+                 "lu2024-apptable3": "apptable3"}  # rows = activation/optimizer, columns = variants
 # The accuracy a variant table's printed one is compared with (decision A7: Table 4's are train accuracies,
 # read as ResNet-CIFAR10.py logs them: the running train-mode accuracy over the last epoch's augmented batches).
-COMPARED_ACCURACY = {"table3": "test_accuracy", "table4": "train_accuracy", "apptable3": "test_accuracy"}
+COMPARED_ACCURACY = {"lu2024-table3": "test_accuracy", "lu2024-table4": "train_accuracy",
+                     "lu2024-apptable3": "test_accuracy"}
 # A second reading of an item's printed accuracy (decision A7's alternative for Table 4: eval mode, un-augmented
 # training split, after the last epoch), claimed as ``<activation>_<optimizer>_acc_eval_<variant>``.
-ALTERNATIVE_ACCURACY = {"table4": "train_accuracy_eval"}
+ALTERNATIVE_ACCURACY = {"lu2024-table4": "train_accuracy_eval"}
 
 
 def last_epoch(frame: pd.DataFrame) -> int:
@@ -116,7 +119,7 @@ def layer_profile(frame: pd.DataFrame, layers: Sequence[str], variants: Sequence
 
 
 def notation_table() -> pd.DataFrame:
-    """App. Table 1: the notation of the appendix (static; A-AppTable1)."""
+    """App. Table 1: the notation of the appendix (static; lu2024-apptable1)."""
     return pd.DataFrame([
         ["l", "number of layers"],
         ["N", "batch size"],
@@ -193,7 +196,7 @@ def _optimizer_claims(frame: pd.DataFrame, item: str, layers: Mapping[str, str])
         for epoch, stage in ((0, "init"), (end, "trained")):
             table = per_seed(frame, ["optimizer"], epoch, layer=layer)
             values |= _cells(table, lambda o: f"{o}_{_label(label)}_{stage}")
-    if item != "apptable2":  # App. Table 2 has no accuracy column
+    if item != "lu2024-apptable2":  # App. Table 2 has no accuracy column
         values |= _cells(per_seed(frame, ["optimizer"], end, "test_accuracy"), lambda o: f"{o}_acc")
     first = per_seed(frame, ["optimizer"], end, layer=next(iter(layers.values())))
     if "sgd" in first.columns and first.shape[1] > 1:  # paper §4: SGD keeps the constant layer closest to collinear
@@ -240,7 +243,8 @@ def _fig1_claims(weights: pd.DataFrame, layer: str) -> dict[str, float | Measure
 
 
 def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
-    """Quantities of notebooks/reference/lu2024.yaml for Tables 1–4, App. Tables 2–4 and Fig. 1.
+    """Quantities of notebooks/reference/lu2024.yaml by item id: lu2024-table1, lu2024-table2, lu2024-table3,
+    lu2024-table4, lu2024-apptable2, lu2024-apptable3, lu2024-apptable4, lu2024-fig1.
 
     Keys: ``<optimizer>_<layerN>_init|trained``, ``<optimizer>_acc``, ``sgd_layer1_lead`` (Tables 1, 2, App. 2);
     ``<activation>_<optimizer>_pii_<variant>``, ``..._acc_<variant>``, ``norm_res_pii_change_max`` (Tables 3, 4,
@@ -251,20 +255,20 @@ def claims(results: Results, cfg: Mapping[str, Any]) -> Claims:
     Every value over seeds is the seeds' mean with its seed spread (``Measured``; NaN spread with one seed).
     """
     out: Claims = {}
-    for item in OPTIMIZER_ITEMS:
-        frame = _read(results, item)
+    for item, key in OPTIMIZER_ITEMS.items():
+        frame = _read(results, key)
         if frame is not None:
-            out[item] = _optimizer_claims(frame, item, cfg[item]["compared_layers"])
-    for item in VARIANT_ITEMS:
-        frame = _read(results, item)
+            out[item] = _optimizer_claims(frame, item, cfg[key]["compared_layers"])
+    for item, key in VARIANT_ITEMS.items():
+        frame = _read(results, key)
         if frame is not None:
             # Table 3 names its headline layer; the ResNet tables share their family's (config resnet18:)
-            layer = cfg[item].get("headline_layer") or cfg["resnet18"]["headline_layer"]
+            layer = cfg[key].get("headline_layer") or cfg["resnet18"]["headline_layer"]
             out[item] = _variant_claims(frame, layer, COMPARED_ACCURACY[item], ALTERNATIVE_ACCURACY.get(item))
     frame = _read(results, "apptable4")
     if frame is not None:
-        out["apptable4"] = _profile_claims(frame, cfg["apptable4"]["compared_layers"])
+        out["lu2024-apptable4"] = _profile_claims(frame, cfg["apptable4"]["compared_layers"])
     weights = _read(results, "fig1")
     if weights is not None:
-        out["fig1"] = _fig1_claims(weights, cfg["fig1"]["layer"])
+        out["lu2024-fig1"] = _fig1_claims(weights, cfg["fig1"]["layer"])
     return out

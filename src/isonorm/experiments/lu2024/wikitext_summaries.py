@@ -1,7 +1,7 @@
 """Reductions of the Table-5 Transformer run (``wikitext_transformer.table5_transformer``), shared by the
 notebook and the claims.
 
-The paper's row is PII_col (decision A1) of the six matrices of the LAST encoder layer (A-Table5a: "report PII_col
+The paper's row is PII_col (decision A1) of the six matrices of the LAST encoder layer (lu2024-table5-transformer: "report PII_col
 of the 6 matrices of the last layer"; the paper's reason for the high Linear_2 value is that layer's missing
 residual + LayerNorm) after the last epoch; with several seeds the row is their mean.
 """
@@ -17,7 +17,7 @@ from ...report.claims import Measured, measured_over_runs
 from ...results import read_all_results
 
 RESULT_KEY = "table5_transformer"  # key of the results dict (rules: lu2024 results function)
-ITEM = "table5"  # the claims' item suffix (lu2024-table5)
+ITEM = "lu2024-table5"  # the item whose part (a) this row is
 COLUMNS = ("Query", "Keys", "Values", "Atten_Output", "Linear_1", "Linear_2")  # Table 5's column order
 ORIENTATION = "columns"  # decision A1: PII_col for the Transformer row
 QUANTITY_PREFIX = "transformer_"  # this row's quantities inside the shared lu2024-table5 item
@@ -95,7 +95,7 @@ def quantity(column: str) -> str:
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, float | Measured]]:
     """lu2024-table5 quantities of the Transformer row (the keys of notebooks/reference/lu2024.yaml), each the mean
-    over seeds with its seed spread."""
+    over seeds with its seed spread: part (a) of the item's claims (``table5_summaries.claims``)."""
     files = results.get(RESULT_KEY)
     if not files:
         return {}

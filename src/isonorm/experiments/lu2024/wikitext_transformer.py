@@ -1,12 +1,12 @@
 """Table 5 (first row) of Lu et al. (2024): PII of a six-layer Transformer LM trained on WikiText-2.
 
-A-Table5a and decision A10 (binding proposal): :class:`WordTransformerLM` (6 layers,
+lu2024-table5-transformer and decision A10 (binding proposal): :class:`WordTransformerLM` (6 layers,
 d_model 200, 2 heads, FFN 200, dropout 0.2, post-norm, the last block's FFN without residual + LayerNorm),
 word-level WikiText-2 (:mod:`isonorm.data.corpora`), windows of bptt 35 tokens, batch 20, a few epochs.
 Training reuses :func:`isonorm.train.train_stacked`: x = (N, bptt) windows, y = the next tokens (N, bptt),
 whose cross-entropy the engine averages over every (window, position); all ``seeds`` train stacked.
 
-Optimizer: Adam, lr 1e-3 (the alternative of A-Table5a). The example's SGD lr 5.0 relies on gradient-norm clipping
+Optimizer: Adam, lr 1e-3 (the alternative of lu2024-table5-transformer). The example's SGD lr 5.0 relies on gradient-norm clipping
 at 0.25, which the engine deliberately lacks (a whole-tensor norm would couple the stacked runs;
 ``isonorm.train.optimizers``); plain SGD at lr 5 without clipping is prone to diverge. Any engine optimizer
 can be set in the config.
@@ -134,7 +134,8 @@ def tidy(history: pd.DataFrame, seeds: Sequence[int]) -> pd.DataFrame:
 
 def table5_transformer(cfg: Config, *, data_root: str, dataset: str, device: str = "auto",
                        checkpoint: str | None = None) -> pd.DataFrame:
-    """Train the Table-5 Transformer on corpus ``dataset`` (a fetched ``<data_root>/<dataset>``) for every seed.
+    """lu2024-table5-transformer, lu2024-table5 (its row (a)): train the Table-5 Transformer on corpus
+    ``dataset`` (a fetched ``<data_root>/<dataset>``) for every seed.
 
     Returns the tidy measurements (columns seed, epoch, metric ∈ {pii, val_loss, val_ppl, train_loss}, layer,
     matrix, orientation, value, plus the run's settings). ``checkpoint``: resume file (rules give

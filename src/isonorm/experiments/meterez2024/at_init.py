@@ -1,4 +1,4 @@
-"""Meterez et al. 2024 at initialisation: Figs. 1, 2, 3, 5, G5, G6, E1 and E2 (C-Fig1 … C-FigE2).
+"""Meterez et al. 2024 at initialisation: Figs. 1, 2, 3, 5, G5, G6, E1 and E2 (meterez2024-fig1 … meterez2024-fige2).
 
 Every figure measures fresh ``MLPWithBatchNorm`` networks (:mod:`isonorm.models.bn_mlp`) in train mode, so
 batch norm uses batch statistics (C.0 "At-init notebooks"). All ``runs`` of one (variant, depth) are
@@ -47,7 +47,7 @@ INPUT_KINDS = ("batch", "degenerate")  # the seeded data batch | its degenerate 
 
 
 def near_orthogonal_input(width: int, f: float, gen: torch.Generator) -> torch.Tensor:
-    """X_0 = (1−f)·I_d + f·u vᵀ with u, v ~ U[0,1)^d (C-Fig1, ``Isometry gap.ipynb``): n = d samples."""
+    """X_0 = (1−f)·I_d + f·u vᵀ with u, v ~ U[0,1)^d (meterez2024-fig1, ``Isometry gap.ipynb``): n = d samples."""
     if width < 2 or not 0.0 <= f < 1.0:
         raise ValueError(f"near_orthogonal_input needs width ≥ 2 and 0 ≤ f < 1, got width={width}, f={f}")
     u = torch.rand(width, 1, generator=gen)
@@ -56,7 +56,7 @@ def near_orthogonal_input(width: int, f: float, gen: torch.Generator) -> torch.T
 
 
 def theory_isometry_gap(phi0: float, layers: np.ndarray, width: int, constant: float) -> np.ndarray:
-    """Theorem 1's line φ(X_0)·exp(−ℓ/k), k = C d²(1 + d φ(X_0)) (C-Fig1, decision C16: C from the code)."""
+    """Theorem 1's line φ(X_0)·exp(−ℓ/k), k = C d²(1 + d φ(X_0)) (meterez2024-fig1, decision C16: C from the code)."""
     k = constant * width**2 * (1.0 + width * phi0)
     return phi0 * np.exp(-np.asarray(layers, dtype=np.float64) / k)
 
@@ -137,7 +137,7 @@ def measure_stack(
 
 
 def fig1(cfg: Config, *, device: str = "cpu") -> pd.DataFrame:
-    """Fig. 1: φ(H_ℓ), H_ℓ the fc_ℓ output, ℓ = 0..L−1, per width and run, plus the Theorem-1 line.
+    """meterez2024-fig1: φ(H_ℓ), H_ℓ the fc_ℓ output, ℓ = 0..L−1, per width and run, plus the Theorem-1 line.
 
     Rows: width, run (−1 for the theory line), layer, source ("empirical" | "theory"), metric "isogap",
     value. No data set (``compute: data-free``).
@@ -243,7 +243,8 @@ def _sweep_rows(cfg: Config, measured: Mapping[str, torch.Tensor], depth: int, f
 
 
 def gradient_sweep(cfg: Config, *, item: str, data_root: str, dataset: str, device: str) -> pd.DataFrame:
-    """One at-init item (``item`` in :data:`SWEEP_ITEMS`: Figs. 2, 3, 5 = G5, G6, E1, E2) on the seeded train
+    """One at-init item (``item`` in :data:`SWEEP_ITEMS`: meterez2024-fig2, meterez2024-fig3, meterez2024-fig5 whose
+    runs also give meterez2024-figg5, meterez2024-figg6, meterez2024-fige1, meterez2024-fige2) on the seeded train
     batch of ``dataset``; the item names the seed namespace of its networks (decision C13)."""
     if item not in SWEEP_ITEMS:
         raise ValueError(f"unknown meterez2024 at-init item {item!r}; use one of {SWEEP_ITEMS}")

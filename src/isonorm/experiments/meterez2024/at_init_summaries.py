@@ -1,4 +1,4 @@
-"""Reductions of the at-init results and Table D1, shared by the notebook and the claims (C-Fig1 … C-FigE2).
+"""Reductions of the at-init results and Table D1, shared by the notebook and the claims (meterez2024-fig1 … meterez2024-fige2).
 
 Every reduction drops non-finite values (float32 overflow, decision C11) and reports how many it dropped, so
 captions can count them. ``claims`` maps each item suffix to the quantities of notebooks/reference/
@@ -350,21 +350,21 @@ def _tabled1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
     return out
 
 
-CLAIMS = {  # item suffix → (result key, reduction)
-    "fig1": ("fig1", _fig1_claims),
-    "fig2": ("fig2", _fig2_claims),
-    "fig3": ("fig3", _fig3_claims),
-    "fig5": ("fig5", _fig5_claims),
-    "figg5": ("fig5", _figg5_claims),  # same runs as Fig. 5 (C-FigG5)
-    "figg6": ("figg6", _figg6_claims),
-    "fige1": ("fige1", _fige1_claims),
-    "fige2": ("fige2", _fige2_claims),
-    "tabled1": ("tabled1", _tabled1_claims),
+CLAIMS = {  # item id → (result key, reduction)
+    "meterez2024-fig1": ("fig1", _fig1_claims),
+    "meterez2024-fig2": ("fig2", _fig2_claims),
+    "meterez2024-fig3": ("fig3", _fig3_claims),
+    "meterez2024-fig5": ("fig5", _fig5_claims),
+    "meterez2024-figg5": ("fig5", _figg5_claims),  # same runs as Fig. 5 (meterez2024-figg5)
+    "meterez2024-figg6": ("figg6", _figg6_claims),
+    "meterez2024-fige1": ("fige1", _fige1_claims),
+    "meterez2024-fige2": ("fige2", _fige2_claims),
+    "meterez2024-tabled1": ("tabled1", _tabled1_claims),
 }
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any] | None = None) -> dict[str, dict[str, float | Measured]]:
-    """Item suffix → {quantity: value or Measured (value, seed spread)} for the at-init items and Table D1; absent result keys are skipped.
+    """Item id → {quantity: value or Measured (value, seed spread)} for the at-init items and Table D1; absent result keys are skipped.
 
     ``cfg`` (the paper's config) is accepted for the shared claims signature; the reductions need none of it.
     """

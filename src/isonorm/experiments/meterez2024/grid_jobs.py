@@ -1,4 +1,4 @@
-"""The jobs of the meterez2024 training grid: one per data-set stack × depth (docs/decisions/meterez2024.md C-Fig4).
+"""The jobs of the meterez2024 training grid: one per data-set stack × depth (docs/decisions/meterez2024.md meterez2024-fig4).
 
 A stack is a group of data sets of equal shape trained as one natively stacked computation, named by its
 members joined with ``+`` (``cifar10+cifar100``). Light on purpose (no torch import): the workflow's rules read

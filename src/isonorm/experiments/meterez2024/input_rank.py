@@ -1,4 +1,4 @@
-"""Table D1 of Meterez et al. 2024: the numerical rank of input-batch Gram matrices (C-TableD1, decision C10).
+"""Table D1 of Meterez et al. 2024: the numerical rank of input-batch Gram matrices (meterez2024-tabled1, decision C10).
 
 For each batch size n, ``batches`` batches of n training samples, each drawn without replacement (a seeded
 permutation per batch), give G = X Xᵀ (n × n) of the flattened images, in float32, and its
@@ -62,7 +62,7 @@ def rank_table(x: torch.Tensor, batch_sizes: Sequence[int], batches: int, seed: 
 
 
 def tabled1(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.DataFrame:
-    """Table D1 for one data set (one job per data set)."""
+    """meterez2024-tabled1 for one data set (one job per data set)."""
     target = resolve_device(device)
     data = load_split(dataset, data_root, cfg["split"], transform=cfg["transform"], flatten=True, device=target)
     frame = rank_table(data.x, cfg["batch_sizes"], int(cfg["batches"]), cfg["seed"])

@@ -1,11 +1,11 @@
-"""The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (C-Fig4, C.0 "Training script").
+"""The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (meterez2024-fig4, C.0 "Training script").
 
 One job trains every activation of one depth and one data set — or one *stack* of data sets of equal
 train/test size and input shape, say ``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked
 computation (:class:`StackedBNMLP` with per-run activations and class counts, :class:`StackedSGDStep` with
 per-run data): a width-100 step is launch-bound on a GPU, so six runs cost what three do and stacking data
-sets halves the grid's cost. Torch BN with bias, orthogonal init, gain exponent 0.4, width 100, batch 100,
-plain SGD lr 0.001 (decisions C3, C4). Per epoch, as run.py:
+sets halves the grid's cost. Torch BN with bias, the config's init, gain exponent, width, batch size and plain
+SGD learning rate (`meterez2024: training:`; decisions C3, C4). Per epoch, as run.py:
 the running train loss/accuracy (train mode), a full test pass in eval mode (BN running statistics), then
 ``get_measurements`` on the fixed measurement batch — one forward+backward in train mode, which also updates
 the BN running statistics (C15 faithful; ``measure_on_copy`` measures a deep copy instead). Epoch 0 is
@@ -64,7 +64,8 @@ def epochs_for(cfg: Config, dataset: str, depth: int) -> int:
 
 
 def model_config(cfg: Config, in_features: int, classes: int, depth: int) -> BNMLPConfig:
-    """The training architecture (C-Fig4: torch BN, bias, orthogonal, gain exponent 0.4, width 100)."""
+    """The training architecture of ``cfg`` (`meterez2024: training:`, meterez2024-fig4): torch BN with bias, the
+    config's width, init and gain exponent."""
     return BNMLPConfig(
         in_features=in_features, width=int(cfg["width"]), out_features=classes, depth=depth,
         norm=str(cfg["norm"]), init=str(cfg["init"]), gain_exponent=float(cfg["gain_exponent"]),
@@ -268,8 +269,10 @@ def train_grid_job(
     depth: int,
     activations: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Train all ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a stack
-    ``"a+b"`` — at ``depth``, stacked; tidy frame as the module docstring says. ``checkpoint``: resumable
+    """The training grid of meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2,
+    meterez2024-figg1, meterez2024-figg2, meterez2024-figg3 and meterez2024-figg4, one job of it: train all
+    ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a stack ``"a+b"`` — at ``depth``,
+    stacked; tidy frame as the module docstring says. ``checkpoint``: resumable
     checkpoint file (every ``checkpoint_every`` epochs; C.0 "Training script": saved every 10 epochs)."""
     members = stack_members(dataset)
     acts = list(activations if activations is not None else cfg["activations"])

@@ -1,9 +1,9 @@
 """Reductions of the training-grid frames (training_grid.py), shared by the notebook and the claims.
 
-"mid" layers are ℓ ∈ [L/4, 3L/4] (the figures' flat middle, C-Fig6/C-FigF1/C-FigF2 read-offs "mid-layer"); a
+"mid" layers are ℓ ∈ [L/4, 3L/4] (the figures' flat middle, meterez2024-fig6/meterez2024-figf1/meterez2024-figf2 read-offs "mid-layer"); a
 "final" value is the last epoch a run recorded (runs that stopped, or budget caps, end earlier; decision C5
 "plots show whatever epochs exist"). Log quantities are log10; their tolerances are the figures' read-off
-precisions (docs/decisions/meterez2024.md, "Tolerances"). One run per configuration (C-Fig4): no seed spread.
+precisions (docs/decisions/meterez2024.md, "Tolerances"). One run per configuration (meterez2024-fig4): no seed spread.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pandas as pd
 from ...results import read_all_results
 
 RESULT_KEY = "training"  # results entry: every (data-set stack, depth) job's Parquet file
-ITEM_DATASET = {"fig4": "cifar10", "figg1": "mnist", "figg2": "fashionmnist", "figg3": "cifar100",
-                "figg4": "cifar10"}  # C-Fig4, C-FigG1–C-FigG4
+ITEM_DATASET = {"meterez2024-fig4": "cifar10", "meterez2024-figg1": "mnist", "meterez2024-figg2": "fashionmnist",
+                "meterez2024-figg3": "cifar100", "meterez2024-figg4": "cifar10"}  # meterez2024-fig4, meterez2024-figg1–meterez2024-figg4
 SHAPED = ("sin", "tanh")
-PROFILE_DATASET = "cifar10"  # the runs whose per-layer profiles Figs. 6, F1 and F2 show (C-Fig6, C-FigF1)
+PROFILE_DATASET = "cifar10"  # the runs whose per-layer profiles Figs. 6, F1 and F2 show (meterez2024-fig6, meterez2024-figf1)
 
 
 def accuracy_curves(frame: pd.DataFrame) -> pd.DataFrame:
@@ -35,7 +35,7 @@ def accuracy_curves(frame: pd.DataFrame) -> pd.DataFrame:
 
 def plotted_accuracy(frame: pd.DataFrame | None, item: str) -> pd.DataFrame:
     """The curves an accuracy figure draws: its data set's (``ITEM_DATASET``) from epoch 1 on, since epoch 0 (init)
-    cannot sit on the log epoch axis (C-Fig4); empty when the grid did not run (``frame`` None)."""
+    cannot sit on the log epoch axis (meterez2024-fig4); empty when the grid did not run (``frame`` None)."""
     if frame is None:
         return pd.DataFrame(columns=["dataset", "depth", "activation", "epoch"])
     curves = accuracy_curves(frame)
@@ -154,7 +154,9 @@ def _accuracy_claims(curves: pd.DataFrame, dataset: str) -> dict[str, float]:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping) -> dict[str, dict[str, float]]:
-    """Quantities of notebooks/reference (meterez2024, training items) from the training Parquet files."""
+    """Quantities of notebooks/reference from the training Parquet files, by item id: meterez2024-fig4,
+    meterez2024-fig6, meterez2024-figf1, meterez2024-figf2, meterez2024-figg1, meterez2024-figg2, meterez2024-figg3,
+    meterez2024-figg4."""
     if RESULT_KEY not in results or not results[RESULT_KEY]:
         return {}
     frame = read_all_results(results[RESULT_KEY])
@@ -163,15 +165,15 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping) -> dict[str, dict
     for item, dataset in ITEM_DATASET.items():
         if (curves.dataset == dataset).any():
             values = _accuracy_claims(curves, dataset)
-            if item == "fig4":
+            if item == "meterez2024-fig4":
                 values = {k: v for k, v in values.items() if "train" in k}
-            elif item == "figg4":
+            elif item == "meterez2024-figg4":
                 values = {k: v for k, v in values.items() if "test" in k}
             out[item] = values
     depths = sorted(frame[frame.dataset == "cifar10"].depth.unique())
     if depths:
         deepest = int(max(depths))
-        out["fig6"] = {k: v for k, v in _profile_claims(frame, "cifar10", deepest, "tanh").items() if np.isfinite(v)}
+        out["meterez2024-fig6"] = {k: v for k, v in _profile_claims(frame, "cifar10", deepest, "tanh").items() if np.isfinite(v)}
         f1: dict[str, float] = {}
         f2: dict[str, float] = {}
         for depth in depths:
@@ -179,5 +181,5 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping) -> dict[str, dict
                 for key, value in _profile_claims(frame, "cifar10", int(depth), act).items():
                     if np.isfinite(value):
                         (f1 if key.startswith("phi") else f2)[key] = value
-        out["figf1"], out["figf2"] = f1, f2
+        out["meterez2024-figf1"], out["meterez2024-figf2"] = f1, f2
     return out

@@ -3,8 +3,9 @@ the mean-field simulator's line graphs and caption notes, Figs. 4, 5, 6, 8a, 8b,
 the spread of a reading with more runs, decisions D19, D21, D23; the image-MLP panels and notes, Figs. 2, 3, 7,
 B.4, B.6, B.7), and the drawing of the items whose panels would make their cell long (Figs. 3, B.2, B.4, B.5).
 
-Every setting a caption names is read from ``cfg``, the run's ``joudaki2023:`` section of config.yaml, or from the
-results' own columns, never written here as a number; what stays written out is the paper's own text and fixed
+Every setting a caption names is read from ``cfg``, the run's ``joudaki2023:`` section of config.yaml, from the
+settings an item's results were computed with (``PaperPage.settings``: the shared section with the item's own over
+it, as its job got them), or from the results' own columns, never written here as a number; what stays written out is the paper's own text and fixed
 properties of this project's code. The summaries (``isonorm.experiments.joudaki2023``) stay in the notebook, which
 passes their rows, bands and labels in.
 """
@@ -31,12 +32,6 @@ CI_TEXT = f"{CI['errorbar'].keywords['level']:g}% CI"
 """How a caption names the band of every line plot (``isonorm.report.notebook.CI``)."""
 
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
-
-
-def settings(cfg: Config, shared: str, item: str) -> dict[str, Any]:
-    """An item's settings as its job got them: the shared section (``simulator``, ``image_mlp``) with the item's
-    own section merged over it (``item_settings`` in rules/common.smk)."""
-    return {**cfg[shared], **cfg[item]}
 
 
 def power_of_ten(count: float) -> str:
@@ -75,13 +70,13 @@ def strength_table(df: pd.DataFrame, with_gain: bool) -> pd.DataFrame:
 
 D4_NOTE = ("Each point at ℓ ≥ 1 is the mean over pre- and post-normalization rows of all runs (decision D4, as "
            "plot_line_graph).")
-# Legend labels of the hue levels (the figures' own formulas).
+# Legend labels of the hue levels (the figures' own formulas): of the centering column, and of one item's hue.
 LABELS = {
     "centering": {"layer": "layer: x ← LN(a − ā)", "mf": "MF: x ← LN(a − c0)", "none": "none"},
-    "fig5": {"none": "x ← a − c0 (no normalization)", "layer": "x ← LN(a − c0)"},
-    "fig6": {"layer": "x ← LN(a − c0)", "mf": "x ← (a − c0)/√σ̄(1)"},
-    "fig9": {"mf": "MF normalization", "layer": "LayerNorm"},
-    "fig8b": {True: "LN(σ(Wx))", False: "σ(LN(Wx))"},
+    "joudaki2023-fig5": {"none": "x ← a − c0 (no normalization)", "layer": "x ← LN(a − c0)"},
+    "joudaki2023-fig6": {"layer": "x ← LN(a − c0)", "mf": "x ← (a − c0)/√σ̄(1)"},
+    "joudaki2023-fig9": {"mf": "MF normalization", "layer": "LayerNorm"},
+    "joudaki2023-fig8b": {True: "LN(σ(Wx))", False: "σ(LN(Wx))"},
 }
 CENTERINGS = {"layer": "layer centering", "mf": "mean-field centering", "batch": "batch centering",
               "none": "no centering"}
@@ -90,7 +85,8 @@ NORMALIZATIONS = {"layer": "LayerNorm", "mf": "mean-field normalization", "batch
 
 
 def sim_note(sim: Config) -> str:
-    """The numerics of a simulator item (``settings(cfg, "simulator", item)``): precisions and constants."""
+    """The numerics of a simulator item from its settings (``PaperPage.settings`` of its results): precisions and
+    constants."""
     return (f"Simulation in {sim['dtype']} with Gram eigenvalues in {sim['metric_dtype']} (the originals' float32: "
             f"it decides where diverging curves stop); c0, c1, Eσ² by {sim['constants']} (decision D8; the "
             f"originals used Monte Carlo over {power_of_ten(sim['monte_carlo_samples'])} samples).")
@@ -225,14 +221,14 @@ def runs_note(frame: pd.DataFrame) -> str:
     return f"{frame.run.nunique()} runs × {frame.batch.nunique()} batches of {frame.batch_size.iloc[0]}"
 
 
-def gap_eps(cfg: Config, item: str) -> str:
-    """The ε of an image-MLP item's gap (``image_mlp`` merged with the item's section; metrics M1b)."""
-    return f"ε = {settings(cfg, 'image_mlp', item)['eps']:g} (M1b)"
+def gap_eps(mlp: Config) -> str:
+    """The ε of an image-MLP item's gap, from its settings (``PaperPage.settings`` of its results; metrics M1b)."""
+    return f"ε = {mlp['eps']:g} (M1b)"
 
 
-def beta_note(cfg: Config, item: str) -> str:
-    """How an image-MLP item's β_σ is computed (decision D8), from its ``beta_method``."""
-    method = settings(cfg, "image_mlp", item)["beta_method"]
+def beta_note(mlp: Config) -> str:
+    """How an image-MLP item's β_σ is computed (decision D8), from its settings' ``beta_method``."""
+    method = mlp["beta_method"]
     return f"D8: β_σ by {BETA_METHODS.get(method, method)}"
 
 
@@ -244,7 +240,7 @@ def logits_note(frame: pd.DataFrame, consequence: str = "") -> str:
 
 
 def skipped_test_pass(frame: pd.DataFrame) -> list[str]:
-    """The skipped test pass of an at-init item whose stages hold no test rows (D-Fig3, D-FigB4)."""
+    """The skipped test pass of an at-init item whose stages hold no test rows (joudaki2023-fig3, joudaki2023-figb4)."""
     return [] if "test" in set(frame.stage) else ["the unused full test-set accuracy pass is skipped"]
 
 
@@ -334,7 +330,7 @@ def profile_panels(rows: pd.DataFrame, legend: Mapping[str, str]) -> Figure:
 
 
 def entry_panels(df: pd.DataFrame, means: Mapping[str, pd.DataFrame]) -> Figure:
-    """Fig. B.5, one panel per mode as the original plot (D-FigB5): x = running entry index, ticks at li − 0.5
+    """Fig. B.5, one panel per mode as the original plot (joudaki2023-figb5): x = running entry index, ticks at li − 0.5
     named after the modules (``means``: mode → ``gpt2_summaries.entry_means``) and rotated 90 degrees, red shading
     over [li − 1, li] for every LayerNorm entry, marker 's'."""
     # 17 x 2.5 in per panel as the original (+ room for the names); the panels share the module axis (named once).

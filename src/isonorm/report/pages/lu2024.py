@@ -134,7 +134,7 @@ def cnn_table(render: ItemRenderer, cfg: Config, item_id: str, table: pd.DataFra
     item, cnn = item_section(cfg, item_id), cfg["simple_cnn"]
     layers = item["compared_layers"]
     accuracy = " and test accuracy (%, eval mode)" if "ACC %" in table else ""
-    unknown = [name for name in item["runs"] if name != "adamw"]  # CNN-CIFAR10.py ships AdamW (A-Table2)
+    unknown = [name for name in item["runs"] if name != "adamw"]  # CNN-CIFAR10.py ships AdamW (lu2024-table2)
     render.table(
         init_trained(table, layers), item_id,
         f"PII (column vectors of the 3×3 centre taps) at init / after training{accuracy} per optimizer, "
@@ -193,7 +193,7 @@ def optimizer_text(run: pd.Series) -> str:
 
 
 def transformer_caption(frame: pd.DataFrame, perplexity: pd.DataFrame) -> tuple[str, str]:
-    """The Transformer row (A-Table5a, decision A10), its settings from the results' own columns: (caption,
+    """The Transformer row (lu2024-table5-transformer, decision A10), its settings from the results' own columns: (caption,
     method)."""
     run, last = frame.iloc[0], int(perplexity["epoch"].max())
     seeds = sorted(frame["seed"].unique().tolist())
@@ -222,7 +222,7 @@ def transformer_deviations(frame: pd.DataFrame) -> list[str]:
               "the last layer's FFN keeps residual and LayerNorm: the plain example model, not the paper's 'last "
               "segment' (decision A10)")
     return [
-        "Transformer row: architecture and training are not given by the paper; the A-Table5a proposal is used "
+        "Transformer row: architecture and training are not given by the paper; the lu2024-table5-transformer proposal is used "
         f"(word_language_model Transformer, {int(run['n_layers'])} layers, d_model {int(run['d_model'])}, "
         f"{int(run['n_heads'])} heads, FFN {int(run['d_ff'])}, dropout {run['dropout']:g}, bptt {int(run['bptt'])}, "
         f"batch {int(run['batch_size'])})",
@@ -230,13 +230,13 @@ def transformer_deviations(frame: pd.DataFrame) -> list[str]:
         f"{optimizer_text(run)} instead of the example's SGD lr 5 with gradient clipping 0.25 (the stacked training "
         "engine has no clipping), constant learning rate (no annealing), shuffled windows instead of the example's "
         "sequential batches",
-        f"corpus {run['corpus']} (its data: corpora: entry of config.yaml, A-Table5a), whitespace words + <eos> per "
+        f"corpus {run['corpus']} (its data: corpora: entry of config.yaml, lu2024-table5-transformer), whitespace words + <eos> per "
         "line, vocabulary from train; valid/test words unseen in train -> <unk>",
     ]
 
 
 def checkpoint_caption(frames: Mapping[str, pd.DataFrame], dtype: str) -> tuple[str, str]:
-    """The PLM/LLM rows (A-Table5b, A-Table5c) from their frames by group name ("PLMs", "LLMs"): (caption,
+    """The PLM/LLM rows (lu2024-table5 (b), lu2024-table5 (c)) from their frames by group name ("PLMs", "LLMs"): (caption,
     method)."""
     sources = "; ".join(f"{r.model}: {r.checkpoint}"
                         for r in pd.concat(frames.values()).drop_duplicates("model").itertuples())
@@ -268,7 +268,7 @@ def checkpoint_deviations(cfg: Config, preset: str) -> list[str]:
 
 
 def lora_caption(frame: pd.DataFrame, lora: Config, changes: pd.DataFrame, losses: pd.DataFrame) -> tuple[str, str]:
-    """The LoRA rows (A-Table5d, decision A13): the run's settings from its results and ``lora``, the config's
+    """The LoRA rows (lu2024-table5 (d), decision A13): the run's settings from its results and ``lora``, the config's
     ``table5: lora:`` section: (caption, method)."""
     row = frame.iloc[0]
     seeds = sorted(frame.seed.unique())

@@ -27,7 +27,7 @@ Config = Mapping[str, Any]
 
 GRAD_LABEL = r"$\log\|\nabla_{W_1}\mathcal{L}\|_F$"  # C.0 "Axis label"; mathtext, not LaTeX (C14)
 CI_LEVEL = CI["errorbar"].keywords["level"]  # the level of every band (isonorm.report.notebook.CI)
-# The paper trains every network for 10³ epochs (C-Fig4, decision C5); a run with fewer says so.
+# The paper trains every network for 10³ epochs (meterez2024-fig4, decision C5); a run with fewer says so.
 # tests/test_report_pages_meterez2024.py checks it against config.yaml's default, the paper preset.
 PAPER_EPOCHS = 1000
 

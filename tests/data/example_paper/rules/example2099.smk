@@ -1,7 +1,7 @@
 # Example et al. (2099), "How independent are the columns of a random matrix?": a one-item paper that shows the
 # places an item lives (docs/adding.md). Library: src/isonorm/experiments/example2099.py.
-# Contents, item id: rule (or "notebook", drawn without results) — what it shows:
-#   example2099-fig1: example2099_fig1 — PII of fresh Gaussian matrices vs width, no data
+# Its items, each once with its title, job, results and claims: isonorm.experiments.example2099.ITEMS; each rule's
+# docstring names the items it computes.
 
 import isonorm.experiments.example2099
 
@@ -10,12 +10,11 @@ EX = config["example2099"]
 register_results(
     "example2099",
     data_free={"fig1": [results("example2099", "fig1", "matrices.parquet")]},
-    claims=[isonorm.experiments.example2099.claims],
 )
 
 
 use rule simulation_job as example2099_fig1 with:
-    """Fig. 1: PII of fresh d × d Gaussian matrices, one per run and width."""
+    """example2099-fig1: PII of fresh d × d Gaussian matrices, one per run and width."""
     output:
         results("example2099", "fig1", "matrices.parquet"),
     params:

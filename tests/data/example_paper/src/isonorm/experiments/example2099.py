@@ -1,5 +1,7 @@
 """Example et al. (2099): how independent are the columns of a random matrix? One module holds the paper's one
-item: the computation (:func:`fig1`, named by its rule) and its checkable quantities (:func:`claims`)."""
+item: the computation (:func:`fig1`, run by its rule), its checkable quantities (:func:`claims`) and the paper's
+table of items (:data:`ITEMS`, isonorm.items), which a paper whose library is a package keeps in its ``items``
+module."""
 
 from __future__ import annotations
 
@@ -8,13 +10,14 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import torch
 
+from ..items import Item
 from ..metrics import pii
 from ..report.claims import Measured, measured_over_runs
 from ..results import read_all_results
 
 
 def fig1(cfg: Mapping[str, Any]) -> pd.DataFrame:
-    """PII of the columns of a d × d matrix with N(0, 1) entries, one matrix per (width, run)."""
+    """example2099-fig1: PII of the columns of a d × d matrix with N(0, 1) entries, one matrix per (width, run)."""
     rows = []
     for width in cfg["widths"]:
         for run in range(int(cfg["runs"])):
@@ -25,8 +28,11 @@ def fig1(cfg: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> dict[str, dict[str, Measured]]:
-    """Fig. 1's PII per width, the mean over runs with its seed spread."""
+    """example2099-fig1: the PII per width, the mean over runs with its seed spread."""
     if not results.get("fig1"):
         return {}
     frame = read_all_results(results["fig1"])
-    return {"fig1": {f"pii_d{width}": measured_over_runs(g.pii) for width, g in frame.groupby("width")}}
+    return {"example2099-fig1": {f"pii_d{width}": measured_over_runs(g.pii) for width, g in frame.groupby("width")}}
+
+
+ITEMS = (Item("example2099-fig1", "PII of a random matrix vs width", "simulation", fig1, ("fig1",), claims),)

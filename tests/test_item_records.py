@@ -1,0 +1,120 @@
+"""Each paper's items are declared once, in isonorm.experiments.<slug>.items (isonorm.items.Item), and everything
+else is keyed on the full id and checked against that table: one search for an item's id finds its record, its
+rule, the library function that computes it, its claims, its notebook cell, its reference rows and its decision
+section (docs/papers.md). The rules hold their functions as Python references, never as strings."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from conftest import PAPERS, REPO
+from isonorm.callables import resolve
+from isonorm.items import Item, paper_items
+from isonorm.report.ids import named_items
+
+# a rule of rules/<slug>.smk: `use rule <kind>_job as <name> with:` and its indented block
+RULE = re.compile(r"^use rule (\w+)_job as (\w+) with:\n((?:[ \t]+.*\n|\n)*)", re.MULTILINE)
+EXPERIMENT = re.compile(r"experiment\(\s*(isonorm\.[\w.]+)\.(\w+),")
+# a library function's name written as a string ("package.module:function"), where a rule should hold the function
+NAMED_BY_STRING = re.compile(r"""["'](isonorm\.[\w.]+:\w+)["']""")
+
+
+def text(path: str) -> str:
+    return (REPO / path).read_text(encoding="utf-8")
+
+
+def headings(slug: str) -> dict[str, str]:
+    """{item id: title} of the item sections of docs/decisions/<slug>.md (a section may head two ids)."""
+    found = {}
+    for ids, title in re.findall(rf"^#+ ({slug}-[a-z0-9-]+(?:, {slug}-[a-z0-9-]+)*) — (.*)$", text(
+            f"docs/decisions/{slug}.md"), re.MULTILINE):
+        for item in ids.split(", "):
+            found[item] = title
+    return found
+
+
+def rules(slug: str) -> dict[str, tuple[str, object]]:
+    """{rule name: (kind, the library function it runs)} of rules/<slug>.smk."""
+    found = {}
+    for kind, name, body in RULE.findall(text(f"rules/{slug}.smk")):
+        (module, function), = EXPERIMENT.findall(body)
+        found[name] = (kind, resolve(f"{module}:{function}"))
+    return found
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_the_table_holds_every_item_the_notebook_renders_once(slug):
+    items = paper_items(slug)
+    ids = [item.id for item in items]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert all(isinstance(item, Item) and item.slug == slug for item in items)
+    rendered = named_items(text(f"notebooks/{slug}.py"), slug)
+    assert set(ids) == set(rendered), {"no record": sorted(set(rendered) - set(ids)),
+                                       "not rendered": sorted(set(ids) - set(rendered))}
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_each_item_has_its_decision_section_under_its_id_and_title(slug):
+    sections = headings(slug)
+    for item in paper_items(slug):
+        assert sections.get(item.id) == item.title, (item.id, sections.get(item.id), item.title)
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_the_rules_run_the_tables_functions_with_the_tables_kinds(slug):
+    by_function = {}
+    for item in paper_items(slug):
+        for kind, function in item.jobs:
+            by_function.setdefault(function, set()).add(kind)
+    ran = {}
+    for name, (kind, function) in rules(slug).items():
+        assert function in by_function, f"rule {name} runs {function.__qualname__}, which no item names"
+        assert by_function[function] == {kind}, (name, kind, by_function[function])
+        ran[function] = name
+    assert set(by_function) <= set(ran), [f.__qualname__ for f in set(by_function) - set(ran)]
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_one_search_for_an_items_id_finds_all_its_places(slug):
+    rules_text, notebook, reference = text(f"rules/{slug}.smk"), text(f"notebooks/{slug}.py"), text(
+        f"notebooks/reference/{slug}.yaml")
+    record = text(_table_file(slug))
+    referenced = set(re.findall(rf"\bitem: ({slug}-[a-z0-9-]+)\b", reference)) | set(
+        re.findall(rf"^  ({slug}-[a-z0-9-]+):", reference, re.MULTILINE))
+    missing = []
+    for item in paper_items(slug):
+        places = {"record": record, "notebook cell": notebook, "decision section": "\n".join(
+            f"### {i}" for i in headings(slug))}
+        if item.jobs:
+            places["rule"] = rules_text
+        for n, (_, function) in enumerate(item.jobs):
+            places[f"function {function.__qualname__}" if n else "function"] = inspect.getsource(function)
+        if item.claims is not None and item.id in referenced:
+            places["claims"] = inspect.getsource(inspect.getmodule(item.claims))
+        if item.id in referenced:
+            places["reference rows"] = reference
+        missing += [f"{item.id}: {place}" for place, where in places.items()
+                    if not re.search(rf"(?<![\w-]){re.escape(item.id)}(?![\w-])", where)]
+    assert not missing, missing
+
+
+def _table_file(slug: str) -> str:
+    package = REPO / "src" / "isonorm" / "experiments" / slug
+    return str((package / "items.py" if package.is_dir() else package.with_suffix(".py")).relative_to(REPO))
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_every_referenced_item_has_a_record(slug):
+    from isonorm.report import load_references
+
+    referenced = set(load_references(REPO / "notebooks" / "reference" / f"{slug}.yaml")["item"])
+    assert referenced <= {item.id for item in paper_items(slug)}
+
+
+def test_rules_hold_their_library_functions_not_their_names():
+    """No rule or claims list names a function as a string (the job receives its name, isonorm.callables)."""
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        assert not NAMED_BY_STRING.findall(smk.read_text(encoding="utf-8")), smk.name
