@@ -5,7 +5,9 @@
 #   simulation_job   random networks, no data set; seconds to minutes on a CPU
 #   at_init_job      fresh or pretrained networks on a data set or checkpoint; no training
 #   training_job     trains a network; holds a GPU (`resources: gpu`, isonorm.plan.RunPlan.gpus_per_training)
-# A template has no output, so no target ever asks for it.
+# A template has no output, so no target ever asks for it; its log, which every rule made from it replaces, is
+# there for the linter. The three are written out, not made from one another: `use rule ... with:` cannot take a
+# group away (a training made from the simulation template stayed in its cluster group).
 
 
 rule simulation_job:
@@ -14,17 +16,31 @@ rule simulation_job:
     group: SIMULATION.group
     conda:
         "../envs/pipeline.yaml"
+    log:
+        f"{LOGS}/templates/simulation_job.log",
     script:
         "../scripts/run_experiment.py"
 
 
-use rule simulation_job as at_init_job with:
+rule at_init_job:
     threads: AT_INIT.threads
     resources: **AT_INIT.resources
     group: AT_INIT.group
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        f"{LOGS}/templates/at_init_job.log",
+    script:
+        "../scripts/run_experiment.py"
 
 
-use rule simulation_job as training_job with:
+rule training_job:
     threads: TRAINING.threads
     resources: **TRAINING.resources
     group: TRAINING.group
+    conda:
+        "../envs/pipeline.yaml"
+    log:
+        f"{LOGS}/templates/training_job.log",
+    script:
+        "../scripts/run_experiment.py"

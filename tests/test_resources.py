@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO, snakemake
 from isonorm.report.cost import COLUMNS, read_cost_table
-from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobSize, JobSizes,
+from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, GROUPS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobSize, JobSizes,
                                wildcard_key)
 
 COMMITTED_TABLE = "benchmarks/results/cost-cpu-2026-11-24.csv"
@@ -140,11 +140,16 @@ def test_the_config_picks_the_table(tmp_path, monkeypatch):
 # --- what a dry run shows ---------------------------------------------------------------------------------
 
 def dry_run_jobs(text: str) -> list[dict]:
-    """Every job of ``snakemake -n`` output (a group's members included): rule, wildcards, threads, resources."""
-    jobs, current = [], None
+    """Every job of ``snakemake -n`` output (a group's members included): rule, wildcards, threads, resources and
+    the cluster group it is bundled in (None: none)."""
+    jobs, current, group = [], None, None
     for line in text.splitlines():
-        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
-            current = {"rule": m.group(1), "wildcards": {}, "threads": 1, "resources": {}}
+        if m := re.search(r"Group job (\w+) ", line):
+            group = m.group(1)
+        elif m := re.match(r"(\s*)(?:local)?rule (\w+):$", line):
+            # a group's members are listed indented under its "Group job" line
+            current = {"rule": m.group(2), "wildcards": {}, "threads": 1, "resources": {},
+                       "group": group if m.group(1) else None}
             jobs.append(current)
         elif current is not None and (m := re.match(r"\s+(wildcards|threads|resources): (.*)$", line)):
             key, value = m.groups()
@@ -173,6 +178,7 @@ def test_a_dry_run_with_the_slurm_profile_shows_each_jobs_size_from_the_table(wo
     for job in jobs:
         resources = job["resources"]
         assert {"mem_mb", "runtime", "cpus_per_task"} <= set(resources), job
+        assert job["group"] == GROUPS.get(kinds[job["rule"]]), job  # its kind's group; a training never one
         expected = sizes.size(job["rule"], kinds[job["rule"]], job["wildcards"])
         shown = (job["threads"], int(resources["mem_mb"]), int(resources["runtime"]), int(resources["cpus_per_task"]))
         assert shown == (expected.threads, expected.mem_mb, expected.runtime, expected.threads), job
