@@ -19,7 +19,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.callables import name_of
-from isonorm.items import check_results_keys, claims_functions, paper_items
+from isonorm.items import check_results_keys, claims_functions, failed_items, paper_items
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
@@ -281,5 +281,6 @@ def end_of_run(success):
             planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
             not_run=lambda slug: {f: why for f, why in {**left_out, **missing}.items()
                                   if f.startswith(f"{RESULTS}/{slug}/")},
+            failed=lambda slug: failed_items(paper_items(slug), planned_results(slug), missing),
         )
     print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)

@@ -118,3 +118,26 @@ def test_rules_hold_their_library_functions_not_their_names():
     """No rule or claims list names a function as a string (the job receives its name, isonorm.callables)."""
     for smk in sorted((REPO / "rules").glob("*.smk")):
         assert not NAMED_BY_STRING.findall(smk.read_text(encoding="utf-8")), smk.name
+
+
+def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_one_is_not():
+    from isonorm.items import failed_items
+    from isonorm.report.scoreboard import failed_rows
+    import pandas as pd
+
+    items = [Item("lu2024-table4", "t", "training", lambda: None, ("table4",)),
+             Item("lu2024-table5", "t", "at_init", lambda: None, ("table5_plms", "table5_lora")),
+             Item("lu2024-fig1", "t", "simulation", lambda: None, ("fig1",))]
+    results = {"table4": ["a.parquet", "b.parquet"], "table5_plms": ["p.parquet"], "table5_lora": ["l.parquet"],
+               "table5_plms--more": ["m.parquet"], "fig1": ["f.parquet"]}
+    causes = {"b.parquet": {"cause": "lu2024_resnet18 failed: boom", "state": "failed"},
+              "m.parquet": {"cause": "r could not run: it needs x, which failed", "state": "blocked"},
+              "f.parquet": {"cause": "r did not finish: interrupted", "state": "not started"}}
+    failed = failed_items(items, results, causes)
+    assert failed == {"lu2024-table4": "lu2024_resnet18 failed: boom",
+                      "lu2024-table5": "r could not run: it needs x, which failed"}
+    scored = pd.DataFrame({"item": ["lu2024-table4", "lu2024-table4", "lu2024-fig1"],
+                           "verdict": ["not-run", "match", "not-run"], "note": ["", "", ""]})
+    marked = failed_rows(scored, failed)
+    assert marked.verdict.tolist() == ["failed", "match", "not-run"]
+    assert marked.note[0] == "the job failed in this run: lu2024_resnet18 failed: boom"

@@ -72,6 +72,13 @@ def test_every_page_is_written_and_the_missing_items_say_why(partial_run):
     assert "needs fetch_data[name=wikitext2], which failed" in transformer and "HF_HUB_OFFLINE is set" in transformer
     assert all(re.search(rf'<figure[^>]*id="{item}"', page) for item in ("lu2024-fig1", "lu2024-table1"))  # what ran
     assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log")["rule"] == "lu2024_apptable4"
+    # a failed measurement is a failure: the rows of the items whose job failed (or was blocked) say so
+    board = read_scoreboard(results / "scoreboard.csv")
+    apptable4_rows = board[board["item"] == "lu2024-apptable4"]
+    assert len(apptable4_rows) and set(apptable4_rows.verdict) == {"failed"}, apptable4_rows
+    assert all("lu2024_apptable4 failed: RuntimeError" in note for note in apptable4_rows.note)
+    assert "failed" in set(board[board["item"] == "lu2024-table5"].verdict)  # its part (a) could not train
+    assert not (board[board["item"] == "lu2024-table1"].verdict == "failed").any()  # what ran is not touched
 
 
 def test_the_run_ends_with_a_summary_on_the_terminal_and_the_index(partial_run):

@@ -21,6 +21,7 @@ from .report.ids import check_item_id
 # compute names a kind and a function for each (Item.jobs).
 KINDS = ("simulation", "at_init", "training", "notebook")
 READING = "--"  # "<result key>--<reading>": an alternative reading of the job of <result key>
+FAILED_STATES = ("failed", "blocked")  # isonorm.run_status: a job that failed, or could not run for one that did
 
 
 @dataclass(frozen=True)
@@ -92,3 +93,20 @@ def check_results_keys(slug: str, items: Sequence[Item], registered: Mapping[str
               for key in sorted(keys - read) if READING not in key]
     if wrong:
         raise ValueError("; ".join(wrong) + " (docs/adding.md)")
+
+
+def failed_items(items: Iterable[Item], results: Mapping[str, Iterable[str]],
+                 causes: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """{item id: cause} of the items whose measurement failed in this run: a results file they read (``results``:
+    result key -> files, readings included) is missing because its job failed or was blocked by a failed job
+    (``causes``: isonorm.run_status.missing_causes). Their scoreboard rows say ``failed``, not ``not-run``; a job
+    that was only interrupted fails nothing."""
+    failed = {}
+    for item in items:
+        for key, files in results.items():
+            if key.split(READING, 1)[0] not in item.results:
+                continue
+            why = next((causes[f] for f in files if causes.get(f, {}).get("state") in FAILED_STATES), None)
+            if why is not None:
+                failed.setdefault(item.id, why["cause"])
+    return failed

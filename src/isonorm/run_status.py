@@ -134,8 +134,9 @@ RERUN = "Fix the cause, then run the same command again: only what is missing ru
 
 
 def missing_causes(outcomes: Iterable[JobOutcome]) -> dict[str, dict[str, str]]:
-    """{results file: {cause, fix, log}} of every output of an unfinished job: what the page says on its items. The
-    cause names the rule, not the job's wildcards, so that the jobs of one item that failed alike say it once."""
+    """{results file: {cause, fix, log, state}} of every output of an unfinished job: what the page says on its items.
+    The cause names the rule, not the job's wildcards, so that the jobs of one item that failed alike say it once;
+    the state (failed, blocked, not started) says whether the item's measurement failed (isonorm.items.failed_items)."""
     causes = {}
     for found in outcomes:
         if found.state == FAILED:
@@ -146,7 +147,7 @@ def missing_causes(outcomes: Iterable[JobOutcome]) -> dict[str, dict[str, str]]:
             cause = f"{found.rule} did not finish: {found.cause}"
         log = found.log if found.state != BLOCKED else None  # a blocked job never ran: the cause names its root's log
         for path in found.outputs:
-            causes[path] = {"cause": cause, "fix": RERUN, "log": log or ""}
+            causes[path] = {"cause": cause, "fix": RERUN, "log": log or "", "state": found.state}
     return causes
 
 

@@ -4,8 +4,8 @@ Snakemake runs the report rules only once every result they read exists. When a 
 be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it can, and then the run's ``onerror``
 hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
 (:mod:`.stages`), on the results that exist. Each paper's claims are measured from its result keys whose files
-are all there and scored against its reference file (a reference without a claim is ``not-run``; a paper whose
-claims could not be measured has all its references ``not-run``); its page renders every item it can and shows
+are all there and scored against its reference file (a reference without a claim is ``not-run``, or ``failed``
+when a job its item needs failed; a paper whose claims could not be measured has all its references ``not-run``); its page renders every item it can and shows
 the others as not run, with the cause of each missing file (isonorm.run_status) and the setting or step that
 produces it; the scoreboard puts the papers' scored rows together and the index opens with the run's summary. A
 page whose own rendering fails is replaced by one that says so, so that every page of the site exists.
@@ -64,10 +64,12 @@ def report_what_exists(
     claims: Mapping[str, Sequence[str]],
     not_run: Callable[[str], Mapping[str, Mapping[str, Any]]],
     summary: Sequence[str],
+    failed: Callable[[str], Mapping[str, str]] = lambda slug: {},
 ) -> list[str]:
     """Every paper page, the scoreboard and the index from the results that exist; returns one line per report step
     that failed (each page that failed is replaced by one saying why). ``planned(slug)``: the paper's results by key
-    that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files."""
+    that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files;
+    ``failed(slug)``: {item id: cause} of its items whose job failed (their rows say ``failed``)."""
     results_root, report_root, logs_root = Path(results_root), Path(report_root), Path(logs_root)
     problems: list[str] = []
     scored_files = []
@@ -84,7 +86,7 @@ def report_what_exists(
             log.exception("claims of %s from the results that exist", slug)
             problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
         try:  # without claims, every reference of the paper is not-run
-            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file)
+            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, failed(slug))
             scored_files.append(scored_file)
         except Exception as err:  # noqa: BLE001 - as above; the page shows no reference tables
             log.exception("scoring of %s", slug)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -180,6 +180,18 @@ def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
 def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write the scoreboard CSV atomically (temp file, then rename)."""
     return write_text_atomically(path, frame.loc[:, list(SCOREBOARD_COLUMNS)].to_csv(index=False))
+
+
+def failed_rows(frame: pd.DataFrame, failed: Mapping[str, str]) -> pd.DataFrame:
+    """``frame`` with the unmeasured rows (``not-run``; a smoke run's ``not-produced``) of each item in ``failed``
+    ({item id: cause}: a job it needs failed in this run, isonorm.items.failed_items) turned ``failed``, the cause in
+    the note: a failed measurement is a failure, not an item left out (docs/decisions/README.md, "Verdicts"). Rows
+    measured from the item's other results stay."""
+    frame = frame.copy()
+    rows = frame["item"].isin(list(failed)) & frame["verdict"].isin([NOT_RUN, NOT_PRODUCED])
+    frame.loc[rows, "verdict"] = FAILED
+    frame.loc[rows, "note"] = [f"the job failed in this run: {failed[item]}" for item in frame.loc[rows, "item"]]
+    return frame
 
 
 def write_scored(frame: pd.DataFrame, path: str | Path) -> Path:

@@ -39,13 +39,15 @@ def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[s
     write_results(frame, output, config={"paper": slug, "preset": config["preset"]})
 
 
-def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path) -> None:
+def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path,
+                 failed: Mapping[str, str] | None = None) -> None:
     """``<RESULTS>/<slug>/scored.csv``: the paper's ``reference`` values scored against its ``claims`` files (none,
     or none that exists: every reference ``not-run``), as the scoreboard scores them (:func:`.scoreboard.score_files`,
-    a smoke run's rows for a preset other than the paper's)."""
-    from .scoreboard import score_files, write_scored
+    a smoke run's rows for a preset other than the paper's). ``failed``: {item id: cause} of the items whose job
+    failed in this run (the end of a run that could not finish); their unmeasured rows say ``failed``."""
+    from .scoreboard import failed_rows, score_files, write_scored
 
-    write_scored(score_files([reference], claims, preset), output)
+    write_scored(failed_rows(score_files([reference], claims, preset), failed or {}), output)
 
 
 def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: str | Path, executed: str | Path,
