@@ -7,8 +7,6 @@
 
 from isonorm.experiments.meterez2024 import SWEEP_ITEMS
 from isonorm.experiments.meterez2024.grid_jobs import training_stacks
-import isonorm.experiments.meterez2024.at_init_summaries
-import isonorm.experiments.meterez2024.training_summaries
 import isonorm.experiments.meterez2024.at_init
 import isonorm.experiments.meterez2024.input_rank
 import isonorm.experiments.meterez2024.training_grid

@@ -115,9 +115,13 @@ def test_every_referenced_item_has_a_record(slug):
 
 
 def test_rules_hold_their_library_functions_not_their_names():
-    """No rule or claims list names a function as a string (the job receives its name, isonorm.callables)."""
+    """No rule or claims list names a function as a string (the job receives its name, isonorm.callables), and every
+    library module a rules file imports is one whose functions its rules hold."""
     for smk in sorted((REPO / "rules").glob("*.smk")):
-        assert not NAMED_BY_STRING.findall(smk.read_text(encoding="utf-8")), smk.name
+        text = smk.read_text(encoding="utf-8")
+        assert not NAMED_BY_STRING.findall(text), smk.name
+        for module in re.findall(r"^import (isonorm\.[\w.]+)$", text, re.MULTILINE):
+            assert f"{module}." in text, f"{smk.name} imports {module} and uses nothing of it"
 
 
 def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_one_is_not():
