@@ -15,7 +15,7 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/joudaki2023/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`joudaki2023:`),
-# decisions: `docs/decisions/joudaki2023.md` (D1–D23). Bands are seeded bootstrap confidence intervals, at the
+# decisions: `docs/decisions/joudaki2023.md`. Bands are seeded bootstrap confidence intervals, at the
 # level each caption names, unless a caption says otherwise.
 
 # %% tags=["parameters"]

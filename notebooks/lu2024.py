@@ -15,7 +15,7 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/lu2024/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`lu2024:`),
-# decisions: `docs/decisions/lu2024.md` (decisions A1–A17). PII is the parameters independence index of the weight
+# decisions: `docs/decisions/lu2024.md`. PII is the parameters independence index of the weight
 # vectors (A.1.1); tables report column vectors unless a caption says otherwise. Every setting a caption names
 # comes from this run's config or results; the helpers several items share are in `isonorm.report.pages.lu2024`.
 

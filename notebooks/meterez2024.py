@@ -15,7 +15,7 @@
 #
 # Every figure and table of the paper, drawn from this run's Parquet results (`results/meterez2024/`),
 # each under its item id, next to what the paper printed. Settings: `config.yaml` (`meterez2024:`), named in each
-# caption as this run used them; decisions: `docs/decisions/meterez2024.md` (C1–C17). Bands are seeded bootstrap
+# caption as this run used them; decisions: `docs/decisions/meterez2024.md`. Bands are seeded bootstrap
 # CIs over the runs, at the level each caption states. The paper text lost its numbers: the reported values are
 # read off the arXiv v1 PDF (source tag [PDF], docs/decisions/README.md).
 
