@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .mlp import ACTIVATIONS
+from .mlp import ACTIVATIONS, check_model
 
 VARIANTS = ("original", "norm", "res", "norm_res")
 
@@ -38,12 +38,8 @@ class LuFNN(nn.Module):
         shared_norm: bool = True,  # decision A5: replicate the single shared BatchNorm1d
     ) -> None:
         super().__init__()
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown FNN variant {variant!r}; choose one of {list(VARIANTS)}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}")
-        if min(in_features, width, blocks, num_classes) < 1:
-            raise ValueError("in_features, width, blocks and num_classes must all be ≥ 1")
+        check_model(variant, VARIANTS, activation, "FNN", in_features=in_features, width=width, blocks=blocks,
+                    num_classes=num_classes)
         self.variant = variant
         self.use_norm = variant in ("norm", "norm_res")
         self.use_res = variant in ("res", "norm_res")

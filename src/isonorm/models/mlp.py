@@ -8,6 +8,7 @@ Widths include the input and the output, e.g. ``[3072] + [800] * 18 + [10]`` is 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import torch
 from torch import nn
@@ -31,6 +32,20 @@ NORMS: dict[str, type[nn.Module]] = {
 }
 
 INITS = ("xavier_uniform", "xavier_normal", "torch_default")
+
+
+def check_choice(what: str, value: object, choices: Collection[object]) -> None:
+    """A setting of a model that must be one of ``choices``: a ValueError that lists them otherwise."""
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r}; choose one of {list(choices)}")
+
+
+def check_model(variant: str, variants: Collection[str], activation: str, model: str, **sizes: int) -> None:
+    """The variant, activation and sizes of one of lu2024's models (``model`` names it in the error), each checked."""
+    check_choice(f"{model} variant", variant, variants)
+    check_choice("activation", activation, sorted(ACTIVATIONS))
+    if min(sizes.values()) < 1:
+        raise ValueError(f"{', '.join(sizes)} of {model} must all be ≥ 1; got {sizes}")
 
 
 def _initialise(linear: nn.Linear, init: str, gain: float, generator: torch.Generator | None) -> None:
@@ -70,10 +85,8 @@ def mlp(
     """
     if len(widths) < 2 or any(int(w) < 1 for w in widths):
         raise ValueError(f"mlp widths must list at least an input and an output width, all ≥ 1; got {widths}")
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}")
-    if init not in INITS:
-        raise ValueError(f"unknown init {init!r}; choose one of {list(INITS)}")
+    check_choice("activation", activation, sorted(ACTIVATIONS))
+    check_choice("init", init, INITS)
     if norm is not None and norm not in NORMS:
         raise ValueError(f"unknown norm {norm!r}; choose None or one of {sorted(NORMS)}")
     if init == "torch_default" and generator is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .mlp import ACTIVATIONS
+from .mlp import ACTIVATIONS, check_model
 
 VARIANTS = ("original", "norm_res")
 
@@ -59,12 +59,7 @@ class ResNet18(nn.Module):
         width: int = 64,  # stem/stage-1 channels (A.1.4 (R): 64/128/256/512)
     ) -> None:
         super().__init__()
-        if variant not in VARIANTS:
-            raise ValueError(f"unknown ResNet-18 variant {variant!r}; choose one of {list(VARIANTS)}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}")
-        if min(num_classes, width) < 1:
-            raise ValueError("num_classes and width must be ≥ 1")
+        check_model(variant, VARIANTS, activation, "ResNet-18", num_classes=num_classes, width=width)
         use_norm = residual = variant == "norm_res"
         self.variant = variant
         self.conv1 = nn.Conv2d(3, width, 3, stride=1, padding=1, bias=False)
