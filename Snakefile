@@ -7,6 +7,8 @@
 # Outputs: results/<slug>/... (Parquet), results/scoreboard.csv, report/index.html; a preset other than the paper
 # configuration writes under results/<preset>/, report/<preset>/, logs/<preset>/ instead (architecture §4).
 
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 from isonorm.config_check import ConfigSources, check_config, check_papers
@@ -30,9 +32,13 @@ include: "rules/experiment_jobs.smk"
 include: "rules/data.smk"
 
 
-for slug in PAPERS:  # rules/<slug>.smk: one paper's rules (docs/adding.md)
+for slug in PAPERS:  # rules/<slug>.smk: one paper's rules, for its items that are not plain (docs/adding.md)
+    if Path(workflow.basedir, "rules", f"{slug}.smk").is_file():
 
-    include: f"rules/{slug}.smk"
+        include: f"rules/{slug}.smk"
+
+    else:
+        register_results(slug)  # a paper of plain items only: their rule is generated
 
 
 include: "rules/report.smk"

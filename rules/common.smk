@@ -3,11 +3,13 @@
 #                 SHAKEDOWN: the shapes preset's step cap is set (its jobs measure cost; no report)
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs;
+#                 PLAIN, plain_experiment(): the plain items, whose rule rules/experiment_jobs.smk generates;
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
 #                 (isonorm.resources: a cost table's row where it has the job's, else the defaults), which the
 #                 template rules of rules/experiment_jobs.smk state once per kind
-#   report        register_results() (results and claims), called by each rules/<slug>.smk; run_plan(): what this run
+#   report        register_results() (results and claims), called by each rules/<slug>.smk (and by the Snakefile for a
+#                 paper of plain items only, which has no rules file); run_plan(): what this run
 #                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 #   end of run    end_of_run(): the summary, and after a failure the report from what exists (rules/report.smk hooks)
@@ -19,7 +21,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.callables import name_of
-from isonorm.items import check_results_keys, claims_functions, failed_items, paper_items
+from isonorm.items import PLAIN_RESULTS, check_results_keys, claims_functions, failed_items, paper_items, plain_items
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
@@ -96,6 +98,22 @@ def experiment(function, cfg, **kwargs):
     return {**run, "shakedown": config["shakedown"]} if SHAKEDOWN else run
 
 
+# The plain items of the run's papers (isonorm.items.Item.plain), {(slug, item suffix): record}: one simulation job
+# each, whose rule (rules/experiment_jobs.smk `plain_simulation`) and results are generated from the record.
+PLAIN = plain_items(PAPERS)
+
+
+def plain_results(slug):
+    """{result key: [file]} of the paper's plain items: the one file of each, under the item's suffix."""
+    return {item: [results(s, item, PLAIN_RESULTS)] for s, item in PLAIN if s == slug}
+
+
+def plain_experiment(slug, item):
+    """experiment() of a plain item: its function on its config section (and the device, if it takes one)."""
+    record = PLAIN[slug, item]
+    return experiment(record.computed_by, config[slug][item], **record.plain_kwargs(config["device"]))
+
+
 def item_settings(paper, shared, item):
     """An item's settings: the paper's shared section (e.g. joudaki2023's `simulator`, lu2024's model family
     `fnn`) with the item's own section merged over it (docs/configuration.md)."""
@@ -169,13 +187,18 @@ REGISTERED = {}  # {slug: {need: {result key: [files]}}}, need: data_free | need
 PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities, by name
 
 
-def register_results(slug, *, data_free, needs_data=None, trains=None):
+def register_results(slug, *, data_free=None, needs_data=None, trains=None):
     """Record a paper's results files by result key and by what computing them needs: ``data_free`` (random
     networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
-    the last two are dicts or functions returning one. The paper's items (isonorm.experiments.<slug>.items) must
-    read every key and only these; their claims functions, each ``claims(results, config) -> {item id: {quantity:
-    value}}`` (isonorm.report.claims), are what measures the paper's checkable quantities, held by name for the job."""
-    REGISTERED[slug] = {DATA_FREE: dict(data_free), NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
+    the last two are dicts or functions returning one. Its plain items' files are added to ``data_free``. The
+    paper's items (isonorm.items.paper_items) must read every key and only these; their claims functions, each
+    ``claims(results, config) -> {item id: {quantity: value}}`` (isonorm.report.claims), are what measures the
+    paper's checkable quantities, held by name for the job."""
+    by_hand, plain = dict(data_free or {}), plain_results(slug)
+    if set(by_hand) & set(plain):
+        raise ValueError(f"rules/{slug}.smk registers {sorted(set(by_hand) & set(plain))}, the results of plain "
+                         f"items, which the workflow generates with their jobs; remove them from rules/{slug}.smk")
+    REGISTERED[slug] = {DATA_FREE: {**plain, **by_hand}, NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
     items = paper_items(slug)
     check_results_keys(slug, items, REGISTERED[slug])
     PAPER_CLAIMS[slug] = [name_of(function) for function in claims_functions(items)]

@@ -1,8 +1,9 @@
 # Daneshmand, Joudaki, Bach (NeurIPS 2021), "Batch Normalization Orthogonalizes Representations in Deep Random
 # Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
 # docs/decisions/daneshmand2021.md.
-# Its items, each once with its title, job, results and claims: isonorm.experiments.daneshmand2021.items; each
-# rule's docstring names the items it computes.
+# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
+# isonorm.experiments.daneshmand2021; each rule's docstring names the items it computes. daneshmand2021-fig1 is
+# plain: its rule is generated from its record (rules/experiment_jobs.smk).
 
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
 import isonorm.experiments.daneshmand2021.simulations
@@ -17,7 +18,6 @@ D21 = config["daneshmand2021"]
 register_results(
     "daneshmand2021",
     data_free={
-        "fig1": [results("daneshmand2021", "fig1", "chains.parquet")],
         "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
         "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
         "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=a1_batches(D21["fig3"])),
@@ -41,18 +41,6 @@ register_results(
 
 
 # --- random chains, no data (CPU) -------------------------------------------------------------------
-
-use rule simulation_job as daneshmand2021_fig1 with:
-    """daneshmand2021-fig1: |cos| of two samples through a BN and a vanilla random chain sharing every W."""
-    output:
-        results("daneshmand2021", "fig1", "chains.parquet"),
-    params:
-        run=experiment(isonorm.experiments.daneshmand2021.simulations.warmup_cosine, D21["fig1"]),
-    log:
-        log_path("daneshmand2021", "fig1"),
-    benchmark:
-        benchmark_path("daneshmand2021_fig1")
-
 
 use rule simulation_job as daneshmand2021_fig2a with:
     """daneshmand2021-fig2a: the orthogonality gap through the layers of the BN chain, one job per width."""

@@ -1,4 +1,5 @@
-# The three kinds of experiment job, each stated once as a template rule: every rule of rules/<slug>.smk is
+# The three kinds of experiment job, each stated once as a template rule, and the rule of every plain item, generated
+# from its record (plain_simulation, at the end). Every rule of rules/<slug>.smk is
 # `use rule <kind>_job as <slug>_<name> with:` and adds only its own input, output, params (the library function
 # and its settings, rules/common.smk `experiment`), log and benchmark. A kind fixes the job's threads, memory,
 # time and cluster group (rules/common.smk "job sizes", docs/cluster.md), its environment and its script.
@@ -44,3 +45,21 @@ rule training_job:
         f"{LOGS}/templates/training_job.log",
     script:
         "../scripts/run_experiment.py"
+
+
+use rule simulation_job as plain_simulation with:
+    """Every plain item of the run's papers (isonorm.items.Item.plain; rules/common.smk PLAIN), one job each: the
+    item's function on its config section, its results `<slug>/<item>/synthetic.parquet`. A plain item needs no
+    rule of its own; which items are plain, their records say."""
+    output:
+        results("{slug}", "{item}", PLAIN_RESULTS),
+    wildcard_constraints:
+        # "(?!)" matches nothing: a run without plain items has no such job
+        slug="|".join(sorted({slug for slug, _ in PLAIN})) or "(?!)",
+        item="|".join(sorted({item for _, item in PLAIN})) or "(?!)",
+    params:
+        run=lambda wc: plain_experiment(wc.slug, wc.item),
+    log:
+        log_path("{slug}", "{item}"),
+    benchmark:
+        benchmark_path("plain_simulation", "{slug}-{item}")

@@ -1,10 +1,11 @@
 # Joudaki, Daneshmand, Bach (NeurIPS 2023), "On the impact of activation and normalization in obtaining isometric
 # embeddings at initialization": every figure and table. Library: src/isonorm/experiments/joudaki2023/;
 # decisions: docs/decisions/joudaki2023.md.
-# Its items, each once with its title, job, results and claims: isonorm.experiments.joudaki2023.items; each rule's
-# docstring names the items it computes.
+# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
+# isonorm.experiments.joudaki2023; each rule's docstring names the items it computes.
 
-from isonorm.experiments.joudaki2023 import SIMULATION_ITEMS, STRENGTH_ITEMS
+from isonorm.experiments.joudaki2023.simulations import SIMULATION_ITEMS
+from isonorm.experiments.joudaki2023.strengths import STRENGTH_ITEMS
 import isonorm.experiments.joudaki2023.strengths
 import isonorm.experiments.joudaki2023.simulations
 import isonorm.experiments.joudaki2023.image_mlps

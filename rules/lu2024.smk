@@ -2,8 +2,8 @@
 # Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
 # docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
 # gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
-# Its items, each once with its title, job, results and claims: isonorm.experiments.lu2024.items; each rule's
-# docstring names the items it computes.
+# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
+# isonorm.experiments.lu2024; each rule's docstring names the items it computes.
 
 import isonorm.experiments.lu2024.trained_nets
 import isonorm.experiments.lu2024.wikitext_transformer

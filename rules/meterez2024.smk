@@ -1,11 +1,12 @@
 # Meterez et al. (ICLR 2024), "Towards Training Without Depth Limits: Batch Normalization Without Gradient
 # Explosion": every table and figure. Library: src/isonorm/experiments/meterez2024/ (the model is
 # isonorm.models.bn_mlp, R runs natively stacked); decisions: docs/decisions/meterez2024.md.
-# Its items, each once with its title, job, results and claims: isonorm.experiments.meterez2024.items; each rule's
-# docstring names the items it computes.
+# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
+# isonorm.experiments.meterez2024; each rule's docstring names the items it computes. meterez2024-fig1 is plain: its
+# rule is generated from its record (rules/experiment_jobs.smk).
 # The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
-from isonorm.experiments.meterez2024 import SWEEP_ITEMS
+from isonorm.experiments.meterez2024.at_init import SWEEP_ITEMS
 from isonorm.experiments.meterez2024.grid_jobs import training_stacks
 import isonorm.experiments.meterez2024.at_init
 import isonorm.experiments.meterez2024.input_rank
@@ -17,7 +18,6 @@ M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100
 # Every results file of meterez2024, by result key and by what it needs (isonorm.plan: what a run computes).
 register_results(
     "meterez2024",
-    data_free={"fig1": [results("meterez2024", "fig1", "synthetic.parquet")]},
     needs_data=lambda: {
         **{item: [results("meterez2024", "at_init", f"{item}.parquet")] for item in SWEEP_ITEMS},
         "tabled1": expand(results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]),
@@ -30,18 +30,6 @@ register_results(
         ),
     },
 )
-
-
-use rule simulation_job as meterez2024_fig1 with:
-    """meterez2024-fig1: φ of fc outputs of linear orthogonal BN-MLPs on a synthetic input, with Theorem 1's line."""
-    output:
-        results("meterez2024", "fig1", "synthetic.parquet"),
-    params:
-        run=experiment(isonorm.experiments.meterez2024.at_init.fig1, M24["fig1"], device=config["device"]),
-    log:
-        log_path("meterez2024", "fig1"),
-    benchmark:
-        benchmark_path("meterez2024_fig1")
 
 
 use rule at_init_job as meterez2024_at_init with:

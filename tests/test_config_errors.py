@@ -203,7 +203,7 @@ def test_shape_of_follows_the_defaults_types():
 
 
 def test_a_listed_paper_needs_its_section_and_files(tmp_path):
-    for name in ("rules/lu2024.smk", "notebooks/lu2024.py", "notebooks/reference/lu2024.yaml"):
+    for name in ("notebooks/lu2024.py", "notebooks/reference/lu2024.yaml"):  # a rules file only if not all plain
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     assert check_papers({"papers": ["lu2024"], "lu2024": {}}, tmp_path) == ["lu2024"]
@@ -211,4 +211,5 @@ def test_a_listed_paper_needs_its_section_and_files(tmp_path):
         check_papers({"papers": ["lu2024", "smith2099"], "lu2024": {}}, tmp_path)
     text = str(caught.value)
     assert "smith2099: no `smith2099:` section in the config" in text
-    assert "smith2099: rules/smith2099.smk does not exist" in text and "docs/adding.md" in text
+    assert "smith2099: notebooks/smith2099.py does not exist" in text and "docs/adding.md" in text
+    assert "rules/" not in text

@@ -1,18 +1,21 @@
-"""Each paper's items are declared once, in isonorm.experiments.<slug>.items (isonorm.items.Item), and everything
-else is keyed on the full id and checked against that table: one search for an item's id finds its record, its
-rule, the library function that computes it, its claims, its notebook cell, its reference rows and its decision
-section (docs/papers.md). The rules hold their functions as Python references, never as strings."""
+"""Each item is declared once, by its record (isonorm.items.Item) beside the function that computes it, and
+everything else is keyed on the full id and checked against the paper's table of records: one search for an item's
+id finds its record, its rule (or its record says it is plain: its rule is generated), the library function that
+computes it, its claims, its notebook cell, its reference rows and its decision section (docs/papers.md). The rules
+hold their functions as Python references, never as strings."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import re
 
 import pytest
 
 from conftest import PAPERS, REPO
 from isonorm.callables import resolve
-from isonorm.items import Item, paper_items
+from isonorm.items import PLAIN_RESULTS, Item, paper_items
 from isonorm.report.ids import named_items
 
 # a rule of rules/<slug>.smk: `use rule <kind>_job as <name> with:` and its indented block
@@ -69,6 +72,9 @@ def test_the_rules_run_the_tables_functions_with_the_tables_kinds(slug):
     for item in paper_items(slug):
         for kind, function in item.jobs:
             by_function.setdefault(function, set()).add(kind)
+    for item in paper_items(slug):
+        if item.plain:  # its rule is the generated one: no rule of rules/<slug>.smk runs its function
+            assert by_function.pop(item.computed_by) == {"simulation"}, item.id
     ran = {}
     for name, (kind, function) in rules(slug).items():
         assert function in by_function, f"rule {name} runs {function.__qualname__}, which no item names"
@@ -77,18 +83,35 @@ def test_the_rules_run_the_tables_functions_with_the_tables_kinds(slug):
     assert set(by_function) <= set(ran), [f.__qualname__ for f in set(by_function) - set(ran)]
 
 
+def record_modules(slug: str) -> dict[str, object]:
+    """{item id: the module whose ``ITEMS`` declares its record}, over the modules of the paper's library."""
+    paper = importlib.import_module(f"isonorm.experiments.{slug}")
+    modules = [paper] + [importlib.import_module(f"{paper.__name__}.{found.name}")
+                         for found in pkgutil.iter_modules(getattr(paper, "__path__", []))]
+    return {record.id: module for module in modules for record in getattr(module, "ITEMS", ())}
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_each_record_stands_beside_the_function_that_computes_it(slug):
+    """Beside one of its functions for an item of several jobs; anywhere in the library for one drawn without."""
+    where = record_modules(slug)
+    for item in paper_items(slug):
+        if item.jobs:
+            assert where[item.id].__name__ in {function.__module__ for _, function in item.jobs}, item.id
+
+
 @pytest.mark.parametrize("slug", PAPERS)
 def test_one_search_for_an_items_id_finds_all_its_places(slug):
     rules_text, notebook, reference = text(f"rules/{slug}.smk"), text(f"notebooks/{slug}.py"), text(
         f"notebooks/reference/{slug}.yaml")
-    record = text(_table_file(slug))
+    where = record_modules(slug)
     referenced = set(re.findall(rf"\bitem: ({slug}-[a-z0-9-]+)\b", reference)) | set(
         re.findall(rf"^  ({slug}-[a-z0-9-]+):", reference, re.MULTILINE))
     missing = []
     for item in paper_items(slug):
-        places = {"record": record, "notebook cell": notebook, "decision section": "\n".join(
-            f"### {i}" for i in headings(slug))}
-        if item.jobs:
+        places = {"record": inspect.getsource(where[item.id]), "notebook cell": notebook,
+                  "decision section": "\n".join(f"### {i}" for i in headings(slug))}
+        if item.jobs and not item.plain:  # a plain item's record says so; its rule is generated
             places["rule"] = rules_text
         for n, (_, function) in enumerate(item.jobs):
             places[f"function {function.__qualname__}" if n else "function"] = inspect.getsource(function)
@@ -96,14 +119,29 @@ def test_one_search_for_an_items_id_finds_all_its_places(slug):
             places["claims"] = inspect.getsource(inspect.getmodule(item.claims))
         if item.id in referenced:
             places["reference rows"] = reference
-        missing += [f"{item.id}: {place}" for place, where in places.items()
-                    if not re.search(rf"(?<![\w-]){re.escape(item.id)}(?![\w-])", where)]
+        missing += [f"{item.id}: {place}" for place, where_ in places.items()
+                    if not re.search(rf"(?<![\w-]){re.escape(item.id)}(?![\w-])", where_)]
     assert not missing, missing
 
 
-def _table_file(slug: str) -> str:
-    package = REPO / "src" / "isonorm" / "experiments" / slug
-    return str((package / "items.py" if package.is_dir() else package.with_suffix(".py")).relative_to(REPO))
+def test_no_rule_written_by_hand_makes_a_plain_items_file():
+    """The generated rule's wildcards (<slug>/<item>/synthetic.parquet) would otherwise claim another job's file."""
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        if smk.name != "experiment_jobs.smk":
+            assert PLAIN_RESULTS not in smk.read_text(encoding="utf-8"), smk.name
+
+
+def test_a_plain_item_is_one_simulation_job_under_its_own_id():
+    def simulate(cfg, device="cpu"):
+        return None
+
+    item = Item("meterez2024-figz1", "t", "simulation", simulate, claims=simulate, plain=True)
+    assert item.results == ("figz1",) and item.plain_kwargs("cuda") == {"device": "cuda"}
+    assert Item("meterez2024-figz2", "t", "simulation", lambda cfg: None, plain=True).plain_kwargs("cuda") == {}
+    with pytest.raises(ValueError, match="one simulation job"):
+        Item("meterez2024-figz1", "t", "at_init", simulate, plain=True)
+    with pytest.raises(ValueError, match="its suffix 'figz1'"):
+        Item("meterez2024-figz1", "t", "simulation", simulate, ("other",), plain=True)
 
 
 @pytest.mark.parametrize("slug", PAPERS)

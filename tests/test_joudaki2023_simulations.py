@@ -246,7 +246,7 @@ def quick_results(tmp_path_factory):
 
 def test_claims_cover_every_item_and_are_floats(quick_results):
     out = s.claims(quick_results, {"figb2": {"prediction_factor": 10}})
-    assert set(out) == set(s.ITEMS)
+    assert set(out) == set(s.SIMULATOR_ITEMS)
     for item, quantities in out.items():
         assert quantities, item
         assert all(isinstance(v, Measured) for v in quantities.values()), item

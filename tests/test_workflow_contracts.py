@@ -26,7 +26,7 @@ def test_paper_dag_has_downloads_and_gpu_training(workflow_dir):
     for rule in ("fetch_data", "daneshmand2021_depth_training", "daneshmand2021_fig4b", "daneshmand2021_appfig7",
                  "daneshmand2021_fig3", "paper_notebook", "report_index", "fetch_checkpoint",
                  "joudaki2023_train_runs", "joudaki2023_fig3", "joudaki2023_figb4", "joudaki2023_figb5",
-                 "joudaki2023_simulation", "joudaki2023_strengths", "meterez2024_fig1", "meterez2024_at_init",
+                 "joudaki2023_simulation", "joudaki2023_strengths", "plain_simulation", "meterez2024_at_init",
                  "lu2024_fig1", "meterez2024_tabled1", "meterez2024_training", "lu2024_table1", "lu2024_table3", "lu2024_apptable4",
                  "lu2024_simple_cnn", "lu2024_resnet18", "lu2024_table5_transformer", "lu2024_table5_checkpoints",
                  "lu2024_table5_lora"):
@@ -55,7 +55,7 @@ def test_data_free_dag_has_no_download(workflow_dir):
     for rule in ("fetch_checkpoint", "joudaki2023_train_runs",
                  "joudaki2023_figb5", "meterez2024_training", "meterez2024_at_init", "lu2024_table1"):
         assert rule not in done.stdout, rule
-    for rule in ("joudaki2023_simulation", "joudaki2023_strengths", "meterez2024_fig1", "lu2024_fig1"):
+    for rule in ("joudaki2023_simulation", "joudaki2023_strengths", "plain_simulation", "lu2024_fig1"):
         assert rule in done.stdout, rule
 
 

@@ -5,7 +5,19 @@
 - ``layer_profiles`` Appendix Fig. 6a/6b (orthogonality gap through random BN / vanilla networks)
 - ``deep_convnets``  Appendix Fig. 7a/7b (AlexNet-style ConvNets, Xavier vs SVD init)
 - ``claims``         the checkable quantities the scoreboard compares with the paper (``claims.claims``)
-- ``items``          every item once: title, job, results and claims (``items.ITEMS``, isonorm.items)
+
+Each module declares the items its functions compute (``ITEMS``, isonorm.items); this one, those the notebook
+draws without results.
 """
 
+from ...items import Item
+
 SLUG = "daneshmand2021"
+
+ITEMS = (
+    # static tables drawn by the notebook, no results and nothing measured
+    Item("daneshmand2021-table1", "Gaussian approximation of representations", "notebook"),
+    Item("daneshmand2021-apptable2", "Notation", "notebook"),
+    # not reproducible (decision B11): the notebook says why, nothing is computed
+    Item("daneshmand2021-apph", "Comparison with Brock et al. (2021)", "notebook"),
+)

@@ -16,7 +16,8 @@ from ...models.alexnet_deep import alexnet_deep
 from ...models.orthogonal_init import conv_svd_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, TrainConfig, sampled, train_stacked
-from . import SLUG
+from ...items import Item
+from . import SLUG, claims
 
 
 def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, data_root: str, dataset: str,
@@ -45,3 +46,11 @@ def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, 
     )
     history = train_stacked(models, train.x, train.y, config).history
     return history.assign(init=init, extra_layers=extra_layers)
+
+
+ITEMS = (  # isonorm.items; App. Figs. 7a and 7b split one result key by number of extra layers
+    Item("daneshmand2021-appfig7a", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
+         train_deep_convnet, ("appfig7",), claims.claims),
+    Item("daneshmand2021-appfig7b", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
+         train_deep_convnet, ("appfig7",), claims.claims),
+)

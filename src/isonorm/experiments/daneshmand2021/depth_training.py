@@ -18,7 +18,8 @@ from ...models.mlp import mlp
 from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
-from . import SLUG
+from ...items import Item
+from . import SLUG, claims
 
 Config = Mapping[str, Any]
 INPUT_FEATURES = 3 * 32 * 32
@@ -85,3 +86,13 @@ def train_gap_during_training(cfg: Config, *, data_root: str, dataset: str, devi
     """daneshmand2021-fig4b: loss and spectral gap every epoch for the Xavier MLP of ``depth`` layers (decision B5)."""
     return _train(cfg, cfg["depth"], "xavier", f"fig4b-depth{cfg['depth']}", True, data_root, dataset, device,
                   checkpoint)
+
+
+ITEMS = (  # isonorm.items; Figs. 4a and 5 share their training runs
+    Item("daneshmand2021-fig4a", "Initial gap and training loss after 30 epochs vs depth", "training",
+         train_depth_variant, ("depth_training",), claims.claims),
+    Item("daneshmand2021-fig4b", "Gap and training loss during training (20 layers)", "training",
+         train_gap_during_training, ("fig4b",), claims.claims),
+    Item("daneshmand2021-fig5", "Iterative orthogonalisation vs Xavier", "training", train_depth_variant,
+         ("depth_training",), claims.claims),
+)

@@ -17,7 +17,8 @@ from ...metrics import orthogonality_gap_samples_first
 from ...models.random_profile_nets import layer_inputs, profile_convnet, profile_mlp
 from ...runtime import generator, resolve_device
 from ...train import sampled
-from . import SLUG
+from ...items import Item
+from . import SLUG, claims
 
 NORMS = ("batchnorm", "none")
 
@@ -45,3 +46,10 @@ def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: s
                 rows.append({"arch": arch, "norm": norm, "batch": batch, "layer": layer,
                              "orthogonality_gap": orthogonality_gap_samples_first(h).item()})
     return pd.DataFrame(rows)
+
+
+ITEMS = (  # isonorm.items; App. Figs. 6a and 6b split one result key by architecture
+    Item("daneshmand2021-appfig6a", "BN vs vanilla gap through the layers of a ReLU MLP", "at_init", gap_profile,
+         ("appfig6",), claims.claims),
+    Item("daneshmand2021-appfig6b", "The same for a ConvNet", "at_init", gap_profile, ("appfig6",), claims.claims),
+)

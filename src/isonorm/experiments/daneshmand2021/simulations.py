@@ -18,7 +18,8 @@ import torch
 from ...metrics import abs_cosine, orthogonality_gap_of_gram
 from ...runtime import generator
 from ...simulate import batch_normalize, run_chain, spectrum_chain
-from . import SLUG
+from ...items import Item
+from . import SLUG, claims
 
 Config = Mapping[str, Any]
 DTYPE = torch.float64  # chains are tiny; float64 keeps the 1e-6 entries of the Fig. 2 start exact
@@ -163,3 +164,20 @@ def activation_fluctuations(cfg: Config) -> pd.DataFrame:
             frames.append(pd.DataFrame({"activation": activation, "width": d, "run": np.arange(runs),
                                         "avg_deviation": deviation.cpu().numpy()}))
     return pd.concat(frames, ignore_index=True)
+
+
+# The items these functions compute, each once (isonorm.items): its title as its section in
+# docs/decisions/daneshmand2021.md heads it, its job, the results it reads and its claims.
+ITEMS = (
+    Item("daneshmand2021-fig1", "Warm-up: |cos| of two samples through depth, BN vs vanilla", "simulation",
+         warmup_cosine, claims=claims.claims, plain=True),
+    Item("daneshmand2021-fig2a", "Log orthogonality gap through depth", "simulation", gap_through_depth, ("fig2a",),
+         claims.claims),
+    Item("daneshmand2021-fig2b", "Average gap vs width (log–log)", "simulation", gap_through_depth, ("fig2b",),
+         claims.claims),
+    Item("daneshmand2021-fig3", "Validity of Assumption A1 over (n, d)", "simulation", assumption_a1_grid, ("fig3",),
+         claims.claims),
+    Item("daneshmand2021-appfigg",
+         "Appendix-G conjecture: fluctuations of the Gram matrix for non-linear activations", "simulation",
+         activation_fluctuations, ("appfigg",), claims.claims),
+)

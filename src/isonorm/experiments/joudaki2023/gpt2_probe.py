@@ -32,8 +32,10 @@ import torch
 
 from ...checkpoints import checkpoint_record, describe_checkpoint, load_checkpoint_model, load_checkpoint_tokenizer
 from ...data.texts import load_texts, read_texts
+from ...items import Item
 from ...metrics import gram, isometry_gap
 from ...runtime import resolve_device
+from . import gpt2_summaries
 
 MODES = ("train", "eval")  # D7: train-mode dropout as in the original; eval mode as the variant
 EPS = 0.0  # metrics M1: ε = 0 for Joudaki et al.'s GPT-2 probe
@@ -178,3 +180,9 @@ def figb5(
     columns = ["mode", "text", "li", "module", "block", "iso_gap", "layernorm", "add", "tokens",
                "checkpoint", "texts_source"]
     return frame[columns]
+
+
+ITEMS = (  # isonorm.items
+    Item("joudaki2023-figb5", "Isometry gap across the modules of pre-trained GPT-2 (last blocks)", "at_init", figb5,
+         ("figb5",), gpt2_summaries.claims),
+)

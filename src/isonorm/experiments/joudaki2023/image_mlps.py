@@ -28,11 +28,12 @@ import torch
 import torch.nn.functional as F
 
 from ...data import dataset_spec, load_split
+from ...items import Item
 from ...metrics import isometry_strength, training_isometry_gap
 from ...models.layernorm_mlp import ACTIVATIONS, LayerNormMLP, module_index, module_kind
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
-from . import SLUG
+from . import SLUG, image_mlp_summaries
 
 Config = Mapping[str, Any]
 Stages = dict[str, tuple[torch.Tensor, torch.Tensor]]
@@ -255,3 +256,21 @@ def train_run_set(cfg: Config, *, item: str, activation: str, data_root: str, da
     history = train_stacked(models, x, y, config, measure=measure, run_ids=run_ids).history
     return tidy_history(history, names).assign(lr=float(cfg["lr"]), **_factors(cfg, activation, hidden, dataset))
 
+
+# The items these functions compute, each once (isonorm.items): its title as its section in
+# docs/decisions/joudaki2023.md heads it, its job, the results it reads and its claims.
+# Trained run sets (each feeds two items) and fresh networks.
+ITEMS = (
+    Item("joudaki2023-fig2", "LayerNorm never decreases isometry (tanh, at init and after training)", "training",
+         train_run_set, ("fig2_runs",), image_mlp_summaries.claims),
+    Item("joudaki2023-figb6", "Isometry through the modules for many activations", "training", train_run_set,
+         ("fig2_runs",), image_mlp_summaries.claims),  # the Fig. 2 runs, more activations
+    Item("joudaki2023-fig3", "Theorem 4 on CIFAR10 at initialisation (n = 100, d = 5000)", "at_init", fig3,
+         ("fig3",), image_mlp_summaries.claims),
+    Item("joudaki2023-figb4", "Variable-width MLPs at initialisation (ReLU; MNIST and CIFAR10)", "at_init", figb4,
+         ("figb4",), image_mlp_summaries.claims),
+    Item("joudaki2023-fig7", "β_σ and the speed of SGD training", "training", train_run_set, ("fig7_runs",),
+         image_mlp_summaries.claims),
+    Item("joudaki2023-figb7", "The isometry gap changes little during training", "training", train_run_set,
+         ("fig7_runs",), image_mlp_summaries.claims),  # the Fig. 7 runs
+)

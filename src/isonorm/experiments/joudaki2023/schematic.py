@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from ...items import Item
 from ...metrics import gram, isometry
 
 # Top row: low isometry (small angle, unequal lengths); bottom row: orthogonal vectors of equal length (I = 1).
@@ -63,3 +64,6 @@ def isometry_schematic() -> Figure:
         space.set_title(f"n = 3: I = {vectors_isometry(SPACE_VECTORS[level]):.2f}")
     fig.tight_layout()
     return fig
+
+
+ITEMS = (Item("joudaki2023-fig1", "Geometric interpretation of isometry (schematic)", "notebook"),)  # drawn here

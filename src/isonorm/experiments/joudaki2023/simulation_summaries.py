@@ -43,7 +43,7 @@ RESULT_KEYS = {
 }
 """Result key (one Parquet file per simulator experiment) of each item id; Figs. 5 and 6 share one grid."""
 
-ITEMS = tuple(RESULT_KEYS)
+SIMULATOR_ITEMS = tuple(RESULT_KEYS)
 """Item ids of the simulator figures (architecture §2), in the paper's order."""
 
 READINGS = {"joudaki2023-fig5": ("fig5_6--mc_constants",), "joudaki2023-fig6": ("fig5_6--more_runs",),
@@ -445,7 +445,7 @@ def claims(results: Mapping[str, Sequence[str]], cfg: Mapping[str, Any]) -> Clai
         return loaded[key]
 
     out: Claims = {}
-    for item in ITEMS:
+    for item in SIMULATOR_ITEMS:
         key = RESULT_KEYS[item]
         if not results.get(key):
             continue

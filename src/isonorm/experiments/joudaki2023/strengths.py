@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...items import Item, results_of
 from ...metrics import (
     CLOSED_FORMS,
     NonFiniteActivationError,
@@ -67,17 +68,13 @@ def gain_values(gains: Sequence[float] | Mapping[str, float]) -> list[float]:
 
 
 def isometry_strengths(cfg: Config) -> pd.DataFrame:
-    """joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1 (the package's ``STRENGTH_ITEMS``, one job
+    """joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1 (:data:`STRENGTH_ITEMS`, one job
     each): β of every activation at every gain of the item, by all three estimators; one row per (activation,
     gain)."""
     return _strength_rows(list(cfg["activations"]), gain_values(cfg["gains"]), cfg)
 
 
 # --- the claims of Tables 2, B.1 and Fig. B.1 ------------------------------------------------------------
-
-
-# Item id → its result key (one job per item: the package's ``STRENGTH_ITEMS``).
-CLAIMED = {"joudaki2023-table2": "table2", "joudaki2023-tableb1": "tableb1", "joudaki2023-figb1": "figb1"}
 
 
 def gain_label(gain: float) -> str:
@@ -107,3 +104,16 @@ def claims(results: Mapping[str, Sequence[str]], config: Config) -> dict[str, di
             )
     return out
 
+
+# The items these functions compute, each once (isonorm.items): its title as its section in
+# docs/decisions/joudaki2023.md heads it, its job, the results it reads and its claims.
+ITEMS = (  # β in closed form, by quadrature and by Monte Carlo: one job per item
+    Item("joudaki2023-table2", "Closed-form isometry strengths", "simulation", isometry_strengths, ("table2",),
+         claims),
+    Item("joudaki2023-tableb1", "β as a function of the gain α", "simulation", isometry_strengths, ("tableb1",),
+         claims),
+    Item("joudaki2023-figb1", "β vs the gain α", "simulation", isometry_strengths, ("figb1",), claims),
+)
+# The items isometry_strengths serves, by result key (its config section; one job each), and each item's key.
+STRENGTH_ITEMS = results_of(ITEMS, isometry_strengths)
+CLAIMED = {item.id: item.results[0] for item in ITEMS}

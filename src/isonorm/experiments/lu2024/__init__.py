@@ -9,9 +9,14 @@
                             from the safetensors shards; ``checkpoint_summaries``
 - ``lora``                  Table 5 (d): LoRA fine-tuning with peft, merged, PII before and after; ``lora_summaries``
 
-Its items, each once with its job, results and claims: ``items``. The checkable quantities the scoreboard
-compares with the paper: ``trained_summaries.claims`` and ``table5_summaries.claims``, which gathers Table 5's
-parts from the other ``*_summaries`` modules.
+Each module declares the items its functions compute, with their results and claims (``ITEMS``, isonorm.items);
+this one, the notation table the notebook draws. The checkable quantities the scoreboard compares with the paper:
+``trained_summaries.claims`` and ``table5_summaries.claims``, which gathers Table 5's parts from the other
+``*_summaries`` modules.
 """
 
+from ...items import Item
+
 SLUG = "lu2024"
+
+ITEMS = (Item("lu2024-apptable1", "Notation", "notebook"),)  # a static table, no results and nothing measured

@@ -34,6 +34,7 @@ from torch import nn
 
 from ...data import dataset_spec, load_split, resolve_normalization
 from ...data.augment import crop_flip_augment, padding_fill
+from ...items import Item
 from ...metrics import conv_centre_tap, pii
 from ...models.lu_fnn import LuFNN, constant_init
 from ...models.resnet18 import ResNet18
@@ -41,6 +42,7 @@ from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
 from ...runtime import resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
+from . import trained_summaries
 
 SLUG = "lu2024"
 Config = Mapping[str, Any]
@@ -264,3 +266,28 @@ def resnet18(cfg: Config, *, item: str, variant: str, optimizer: str, data_root:
                  checkpoint=checkpoint, flatten=False, augment=bool(cfg["augment"]),
                  train_accuracy=bool(cfg["train_accuracy"]))
     return frame.assign(model="resnet18", variant=variant, activation=activation, width=int(cfg["width"]))
+
+
+# The items these functions compute, each once (isonorm.items): its title as its section in
+# docs/decisions/lu2024.md heads it, its job, the results it reads and its claims.
+ITEMS = (
+    Item("lu2024-fig1", "Cosine-similarity and Gram matrix at initialisation", "simulation", fig1, ("fig1",),
+         trained_summaries.claims),
+    Item("lu2024-table1", "Optimisers' \"conformal capability\" in FNNs (MNIST)", "training", fnn, ("table1",),
+         trained_summaries.claims),
+    Item("lu2024-table2", "Optimisers' \"conformal capability\" in CNNs (CIFAR-10)", "training", simple_cnn,
+         ("table2",), trained_summaries.claims),
+    # drawn from the weights the Table-3 jobs save; nothing measured
+    Item("lu2024-fig2", "Cosine-similarity and Gram matrices with and without norm + residual (FNN)", "training",
+         fnn, ("table3_weights",)),
+    Item("lu2024-table3", "Norm + residual vs Original in FNNs (MNIST)", "training", fnn, ("table3",),
+         trained_summaries.claims),
+    Item("lu2024-table4", "Norm + residual vs Original in CNNs (CIFAR-10, ResNet-18)", "training", resnet18,
+         ("table4",), trained_summaries.claims),
+    Item("lu2024-apptable2", "Optimisers on CIFAR-100 (SimpleCNN)", "training", simple_cnn, ("apptable2",),
+         trained_summaries.claims),
+    Item("lu2024-apptable3", "Norm + residual vs Original, ResNet-18 on CIFAR-100", "training", resnet18,
+         ("apptable3",), trained_summaries.claims),
+    Item("lu2024-apptable4", "Normalisation only, residual only", "training", fnn, ("apptable4",),
+         trained_summaries.claims),
+)

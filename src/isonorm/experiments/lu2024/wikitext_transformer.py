@@ -28,10 +28,12 @@ import torch
 import torch.nn.functional as F
 
 from ...data.corpora import Corpus, lm_windows, load_corpus, tail_window
+from ...items import Item
 from ...metrics import pii
 from ...models.word_transformer import WordTransformerLM, layer_matrices
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
+from . import checkpoint_pii, lora, table5_summaries
 
 SLUG = "lu2024"
 VARIANT = "table5-transformer"  # seed namespace of batch orders and initialisations
@@ -163,3 +165,15 @@ def table5_transformer(cfg: Config, *, data_root: str, dataset: str, device: str
         valid_unknown=int(corpus.unknown["valid"]), device=target.type,
     )
 
+
+ITEMS = (  # isonorm.items
+    # the training course of Table 5's part (a), a supplementary figure; the row's quantities are lu2024-table5's
+    Item("lu2024-table5-transformer", "Transformer trained on WikiText-2", "training", table5_transformer,
+         ("table5_transformer",)),
+    # one table from the results of three jobs: (a) this Transformer's training, (b)/(c) the pre-trained
+    # checkpoints read at init, (d) the LoRA fine-tuning
+    Item("lu2024-table5", "PII of attention and FFN matrices in Transformers, PLMs, LLMs and after LoRA",
+         ("training", "at_init", "training"),
+         (table5_transformer, checkpoint_pii.table5_checkpoints, lora.table5_lora_runs),
+         ("table5_transformer", "table5_plms", "table5_llms", "table5_lora"), table5_summaries.claims),
+)

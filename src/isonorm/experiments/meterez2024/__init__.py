@@ -6,12 +6,9 @@
 - ``training_grid``       Figs. 4, 6, F1, F2, G1–G4: the 1000-epoch grid, all activations of a (data-set stack, depth)
                           in one job on the fast stacked step (``isonorm.train.fast_step``); ``training_summaries``
 
-The checkable quantities the scoreboard compares with the paper: the ``claims`` function of each
-``*_summaries`` module, registered in rules/meterez2024.smk.
+Each module declares the items its functions compute, with their results and claims (``ITEMS``, isonorm.items).
+The checkable quantities the scoreboard compares with the paper: the ``claims`` function of each ``*_summaries``
+module, as the records name them.
 """
 
 SLUG = "meterez2024"
-
-# Items that share one function, which takes the item as its ``item`` argument (docs/architecture.md). Light
-# on purpose (no torch import): the workflow's rules import these lists.
-SWEEP_ITEMS = ("fig2", "fig3", "fig5", "figg6", "fige1", "fige2")  # at_init.gradient_sweep; fig5 also gives G5

@@ -18,8 +18,10 @@ import pandas as pd
 import torch
 
 from ...data import load_split
+from ...items import Item
 from ...runtime import generator, resolve_device
 from ...train import sampled
+from . import at_init_summaries
 
 SLUG = "meterez2024"
 Config = Mapping[str, Any]
@@ -69,3 +71,9 @@ def tabled1(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.Dat
     transform = cfg["transform"] if isinstance(cfg["transform"], str) else str(cfg["transform"])
     return frame.assign(dataset=dataset, split=cfg["split"], transform=transform,
                         torch_version=torch.__version__, device=str(target))
+
+
+ITEMS = (  # isonorm.items
+    Item("meterez2024-tabled1", "Rank of input-batch Gram matrices", "at_init", tabled1, ("tabled1",),
+         at_init_summaries.claims),
+)

@@ -38,11 +38,13 @@ import torch
 import torch.nn.functional as F
 
 from ...data import dataset_spec, load_split
+from ...items import Item
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
 from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, sampled, train_epochs
 from ...train.fast_step import StackedSGDStep
+from . import training_summaries
 from .grid_jobs import STACK_SEPARATOR, stack_members
 
 EXPERIMENT = "meterez2024/training"
@@ -286,3 +288,18 @@ def train_grid_job(
 
 __all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "long_frame", "stack_members",
            "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]
+
+
+# The items of the grid, each once (isonorm.items): its title as its section in docs/decisions/meterez2024.md heads
+# it; all read the one result key that the grid's jobs split by data set and depth.
+_GRID = dict(kind="training", computed_by=train_grid_job, results=("training",), claims=training_summaries.claims)
+ITEMS = (
+    Item("meterez2024-fig4", "Training accuracy on CIFAR10 at depths 100, 500, 1000", **_GRID),
+    Item("meterez2024-fig6", "Implicit orthogonality bias of SGD (depth 1000, tanh)", **_GRID),
+    Item("meterez2024-figf1", "Weight isometry gap during training (depths 100, 500, 1000)", **_GRID),
+    Item("meterez2024-figf2", "Gradient norms during training", **_GRID),
+    Item("meterez2024-figg1", "Train and test accuracy on MNIST", **_GRID),
+    Item("meterez2024-figg2", "Train and test accuracy on FashionMNIST", **_GRID),
+    Item("meterez2024-figg3", "Train and test accuracy on CIFAR100", **_GRID),
+    Item("meterez2024-figg4", "Test accuracy on CIFAR10", **_GRID),
+)
