@@ -49,7 +49,8 @@ STEPS = {
     "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra"],
     "meterez": [PYTHON, "benchmarks/meterez_engine.py", "--device", "cuda", "--depths", "100", "500", "1000",
                 "--steps", "50"],
-    # the fused block of issue 31 (a prototype beside the engine): CUDA kernels per step and the CUDA-graph step
+    # the engine's fused block (`meterez2024: training: fused_block`, off until measured here): CUDA kernels per step
+    # and the CUDA-graph step, with and without it
     "fusion": [PYTHON, "benchmarks/meterez_fusion.py", "--device", "cuda", "--depths", "100", "500", "1000",
                "--steps", "50"],
     "train_engine": [PYTHON, "benchmarks/train_engine.py", "--device", "cuda", "--runs", "4", "--epochs", "3"],

@@ -58,7 +58,7 @@ N_SAMPLES, BATCH, LR = 5000, 100, 0.001  # random data held on the device (eager
 GRID_CFG = {  # the keys of config.yaml meterez2024: training: that grid_training reads, at meterez2024-fig4's values
     "width": 100, "batch_size": BATCH, "lr": LR, "epochs": 2, "activations": list(ACTS), "gain_exponent": 0.4,
     "norm": "torch_bn", "bias": True, "init": "orthogonal", "checkpoint_every": 1, "measure_on_copy": False,
-    "cuda_graph": "auto",
+    "cuda_graph": "auto", "fused_block": False,
 }
 
 

@@ -1,17 +1,17 @@
-"""A prototype of the fused meterez2024 training step: each layer's BatchNorm, gain and activation compiled into one
-block (``torch.compile``, Inductor), measured against the engine's eager step (issue 31: the grid at a fraction of
-its kernels).
+"""The engine's fused meterez2024 training step (config `meterez2024: training: fused_block: true`,
+:meth:`isonorm.models.bn_mlp.StackedBNMLP.fuse_norm_act`): each hidden layer's BatchNorm, gain and activation
+compiled into one block by ``torch.compile`` (Inductor), measured against the engine's eager step (issue 31: the
+grid at a fraction of its kernels).
 
-Not the engine yet: the prototype swaps the forward of the grid job's :class:`StackedBNMLP` (built by the grid's
-own ``training_grid.grid_training``, as ``meterez_engine.engine_step`` does) for one whose every hidden layer is
-``fc`` (the engine's ``baddbmm``) followed by the compiled block ``norm_act``: torch's ``F.batch_norm`` in train
-mode over the (run, feature) channels with the running-stat update, the layer's gain as a tensor (so one compiled
-graph serves every layer), and each activation group of runs. It reports, per depth:
+Both steps are the grid job's own (``training_grid.grid_training``, as ``meterez_engine.engine_step`` builds it),
+one with ``fused_block`` off and one with it on: torch's ``F.batch_norm`` in train mode over the (run, feature)
+channels with the running-stat update, the layer's gain as a tensor (so one compiled graph serves every layer),
+and each activation group of runs. It reports, per depth:
 
 - seconds per step on this CPU, eager and fused (the minimum of ``--repeats`` epochs of ``--steps`` steps), and
   the largest difference of any parameter after the same steps from the same start (float32);
 - operators per step of the eager step (``OpCounter``: forward, backward, update), the operators the block
-  replaces (its eager forward and backward, counted alike), and the kernels Inductor generated for the block
+  replaces (its eager forward and backward, counted alike), and the kernels Inductor generated for it
   (the ``cpp_fused`` kernels of its compiled forward and backward, read from the generated code); hence the
   kernels per step of the fused step: eager − depth × (block's operators − block's kernels).
 
@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch._inductor.utils import run_and_get_code
 
 from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS  # benchmarks/meterez_engine.py, beside it
@@ -46,7 +45,6 @@ from op_count import OpCounter
 from isonorm.atomic import write_text_atomically
 from isonorm.data import dataset_spec
 from isonorm.experiments.meterez2024.training_grid import grid_training
-from isonorm.models.bn_mlp import BN_EPS, BN_MOMENTUM
 from isonorm.provenance import provenance
 from isonorm.train.fast_step import StackedSGDStep
 
@@ -55,46 +53,15 @@ SECONDS_PER_KERNEL_H100 = 57.8e-3 / 15_018  # the engine's CUDA graph at depth 1
 GRID_HOURS_H100 = 28.3  # the paper grid's projected training steps on the H100, eager engine (same file)
 
 
-def norm_act_block(model):
-    """The block of one hidden layer after its ``fc``: BN (train mode, running stats updated), gain, activation."""
-    sizes, sigmas = model.group_sizes, [sigma for sigma, _ in model.groups]
-
-    def norm_act(h, weight, bias, running_mean, running_var, gain):
-        runs, width, batch = h.shape
-        out = F.batch_norm(h.reshape(1, runs * width, batch), running_mean.view(-1), running_var.view(-1),
-                           weight.view(-1), bias.view(-1), training=True, momentum=BN_MOMENTUM, eps=BN_EPS)
-        z = out.view(runs, width, batch) * gain
-        return torch.cat([sigma(chunk) for sigma, chunk in zip(sigmas, torch.split(z, sizes, dim=0))], dim=0)
-
-    return norm_act
-
-
-def fuse(model, block) -> None:
-    """Replace ``model.forward`` by the fused one (train mode, no trace)."""
-    gains = [torch.tensor(float(gain)) for gain in model.gains]
-
-    def forward(x, trace=False):
-        xt = x.mT if x.dim() == 3 else x.T.expand(model.n_runs, *x.T.shape)
-        for layer in range(model.config.depth):
-            norm = model.norm[layer]
-            xt = block(model.fc[layer](xt), norm.weight, norm.bias, norm.running_mean, norm.running_var, gains[layer])
-        logits = model.fc[-1](xt)
-        if model.logit_mask is not None:
-            logits = logits + model.logit_mask
-        return logits.mT
-
-    model.forward = forward
-
-
 def block_counts(model, device: torch.device) -> tuple[int, int]:
     """(operators of the eager block's forward and backward, kernels of the compiled block's: C++ loops on a CPU,
     Triton kernels on a GPU, read from Inductor's generated code)."""
     runs, width = model.n_runs, GRID_CFG["width"]
     args = lambda: (torch.randn(runs, width, BATCH, requires_grad=True, device=device),  # noqa: E731
-                    torch.ones(runs, width, requires_grad=True, device=device),
+                    torch.tensor(0.5, device=device), torch.ones(runs, width, requires_grad=True, device=device),
                     torch.zeros(runs, width, requires_grad=True, device=device), torch.zeros(runs, width, device=device),
-                    torch.ones(runs, width, device=device), torch.tensor(0.5, device=device))
-    block = norm_act_block(model)
+                    torch.ones(runs, width, device=device))
+    block = model.norm_act_block()  # the engine's block, eager: (h, gain, weight, bias, running mean and variance)
     inputs = args()
     with OpCounter() as counter:
         block(*inputs).sum().backward()
@@ -149,10 +116,9 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (n,), generator=generator)
                      for name in stack]).to(device)
     index = torch.randint(0, n, (2 * len(ACTS), BATCH), generator=generator).to(device)
-    jobs = {kind: grid_training({**GRID_CFG, "cuda_graph": False}, stack, ACTS, depth, x, y)
-            for kind in ("eager", "fused")}
+    jobs = {kind: grid_training({**GRID_CFG, "cuda_graph": False, "fused_block": kind == "fused"}, stack, ACTS, depth,
+                                x, y) for kind in ("eager", "fused")}
     model = jobs["fused"].step.model
-    fuse(model, torch.compile(norm_act_block(model), dynamic=False))
     start = time.perf_counter()
     jobs["fused"].step._step(index)  # compiles
     sync(device)

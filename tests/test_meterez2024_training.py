@@ -16,7 +16,7 @@ CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), metere
     "width": 12, "batch_size": 20, "lr": 0.001, "epochs": 2, "activations": ["sin", "tanh", "identity"],
     "gain_exponent": 0.4, "norm": "torch_bn", "bias": True, "init": "orthogonal", "transform": "dataset_constants",
     "measure_epochs": [1, 2], "checkpoint_every": 1, "eval_batch_size": 50, "measure_on_copy": False,
-    "cuda_graph": "auto",
+    "cuda_graph": "auto", "fused_block": False,
 }
 
 

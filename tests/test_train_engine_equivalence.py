@@ -37,6 +37,8 @@ the same machine.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -58,7 +60,7 @@ CFG = {  # the grid's config at tiny size; a short last batch (90 = 4·20 + 10)
     "width": 8, "batch_size": 20, "lr": 0.01, "epochs": 4, "activations": ["sin", "tanh", "identity"],
     "gain_exponent": 0.4, "norm": "torch_bn", "bias": True, "init": "orthogonal", "transform": "dataset_constants",
     "measure_epochs": [0, 2, 4], "checkpoint_every": 3, "eval_batch_size": 25, "measure_on_copy": False,
-    "cuda_graph": "auto", "epoch_caps": {"cifar100": {3: 3}},
+    "cuda_graph": "auto", "fused_block": False, "epoch_caps": {"cifar100": {3: 3}},
 }
 DEPTH = 3
 CASES = {  # case → (config overrides, data set, activations)
@@ -150,6 +152,13 @@ def data_root(tmp_path_factory) -> str:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_grid_equals_golden(data_root, case) -> None:
     assert_matches_golden(grid_case(data_root, case), golden(GRID_GOLDEN, case), case)
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None, reason="no C++ compiler for torch.compile")
+def test_the_grid_job_with_the_fused_block_equals_golden(data_root) -> None:
+    """`fused_block: true`: the training forward's norm, gain and activation compiled per layer (a short last batch
+    compiles a second graph); evaluation and measurements stay eager. The stack case's golden, to its tolerance."""
+    assert_matches_golden(grid_case(data_root, "stack", fused_block=True), golden(GRID_GOLDEN, "stack"), "stack")
 
 
 def test_grid_resumed_half_way_equals_uninterrupted(data_root, tmp_path) -> None:

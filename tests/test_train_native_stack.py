@@ -1,4 +1,5 @@
-"""The fast stacked SGD step (train/fast_step.py) equals plain per-run eager training with torch.optim.SGD."""
+"""The fast stacked SGD step (train/fast_step.py) equals plain per-run eager training with torch.optim.SGD, with the
+model's eager layers and with its fused block (StackedBNMLP.fuse_norm_act: norm, gain and activation compiled)."""
 
 from __future__ import annotations
 
@@ -32,17 +33,21 @@ def _data(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
     return x.to(device), y.to(device), order.to(device)
 
 
-def _train_stacked_fast(device: str, cuda_graph: bool | None) -> tuple[StackedBNMLP, StackedSGDStep]:
+def _train_stacked_fast(device: str, cuda_graph: bool | None, fused: bool = False,
+                        config: BNMLPConfig = CONFIG) -> tuple[StackedBNMLP, StackedSGDStep]:
     x, y, order = _data(device)
-    model = StackedBNMLP(CONFIG, _gens(), activations=ACTS).to(device)
+    model = StackedBNMLP(config, _gens(), activations=ACTS).to(device)
+    if fused:
+        model.fuse_norm_act()
     step = StackedSGDStep(model, x, y, len(ACTS), batch_size=15, lr=0.05, cuda_graph=cuda_graph)
     for start in range(0, 60, 15):
         step(order[:, start:start + 15])
     return model, step
 
 
-def test_fast_step_equals_eager_single_runs_with_torch_sgd() -> None:
-    model, step = _train_stacked_fast("cpu", cuda_graph=False)
+@pytest.mark.parametrize("fused", [False, True], ids=["eager", "fused"])
+def test_fast_step_equals_eager_single_runs_with_torch_sgd(fused: bool) -> None:
+    model, step = _train_stacked_fast("cpu", cuda_graph=False, fused=fused)
     x, y, order = _data()
     for r, (g, act) in enumerate(zip(_gens(), ACTS)):
         ref = single_run_reference(CONFIG, g, act)
@@ -62,6 +67,23 @@ def test_fast_step_equals_eager_single_runs_with_torch_sgd() -> None:
         torch.testing.assert_close(model.fc[2].weight[r], ref[8].weight, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(model.norm[1].running_var[r], ref[5].running_var, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(model.fc[-1].bias[r], ref[-1].bias, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("norm", ["bn", "none"])
+def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str) -> None:
+    """The paper's custom BN (mean reduction, no ε) and no norm; torch BN is the test above. Evaluation and traces
+    stay on the eager layers, so eval-mode logits of the two models agree too."""
+    from dataclasses import replace
+
+    config = replace(CONFIG, norm=norm, mean_reduction=True)
+    eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False, config=config)
+    fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, config=config)
+    assert fused.fused_norm_act is not None and eager.fused_norm_act is None
+    torch.testing.assert_close(fused_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
+    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
+    x, _, _ = _data()
+    torch.testing.assert_close(fused.eval()(x), eager.eval()(x), rtol=1e-5, atol=1e-6)
 
 
 def test_short_last_batch_and_reset() -> None:
@@ -86,9 +108,11 @@ def test_bad_arguments() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-def test_cuda_graph_step_equals_eager_step() -> None:
+@pytest.mark.parametrize("fused", [False, True], ids=["eager", "fused"])
+def test_cuda_graph_step_equals_eager_step(fused: bool) -> None:
+    """One graph replay per step, with the eager layers or with the fused block (Triton) inside the graph."""
     eager, eager_step = _train_stacked_fast("cuda", cuda_graph=False)
-    graphed, graph_step = _train_stacked_fast("cuda", cuda_graph=True)
+    graphed, graph_step = _train_stacked_fast("cuda", cuda_graph=True, fused=fused)
     assert graph_step.graph is not None
     torch.testing.assert_close(graph_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
     assert torch.equal(graph_step.correct, eager_step.correct)

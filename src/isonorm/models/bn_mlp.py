@@ -15,6 +15,12 @@ per-run activations act on ``torch.split`` chunks joined by one ``torch.cat``, w
 ``cat`` too (slicing would cost a zero fill and a copy per group). ``benchmarks/meterez_engine.py`` counts
 the ops per step. The public interface stays samples-first: inputs (B, D) or (R, B, D), logits (R, B, C).
 
+A launch-bound step on a GPU is cut further by :meth:`StackedBNMLP.fuse_norm_act`: each hidden layer's norm, gain
+and activation (with their backward) compiled into one block by ``torch.compile``, one graph for every layer (the
+gain is a tensor argument), used by the training forward only (evaluation and traces stay eager). Its numbers
+are the eager ones within float32 rounding (tests/test_meterez2024_training.py; benchmarks/meterez_fusion.py
+counts its kernels).
+
 Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
 fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (C.0 "Gain schedule"; ``gain`` is the
 constant of Fig. E1, decision C7).
@@ -271,6 +277,45 @@ class StackedBNMLP(nn.Module):
             for run, count in enumerate(self.classes):
                 mask[run, count:] = -math.inf
         self.register_buffer("logit_mask", mask)
+        # α_ℓ as a tensor for the fused block; not persistent, so checkpoints do not change with it
+        self.register_buffer("gain_values", torch.tensor(self.gains, dtype=torch.float32), persistent=False)
+        self.fused_norm_act = None  # fuse_norm_act(): the compiled block the training forward uses
+
+    def norm_act_block(self):
+        """The eager block of one hidden layer after its ``fc``: ``block(h, gain, *norm_tensors)``, the norm in
+        train mode (torch BN with its running-stat update, or the paper's custom BN), the gain α_ℓ (a 0-dim tensor)
+        and each activation group, as :meth:`forward` computes them; ``norm_tensors`` are :meth:`norm_tensors`."""
+        config, sigmas, sizes = self.config, [sigma for sigma, _ in self.groups], self.group_sizes
+
+        def block(h: torch.Tensor, gain: torch.Tensor, *norm: torch.Tensor) -> torch.Tensor:
+            runs, width, batch = h.shape
+            if config.norm == "torch_bn":
+                weight, bias, running_mean, running_var = norm
+                h = F.batch_norm(h.reshape(1, runs * width, batch), running_mean.view(-1), running_var.view(-1),
+                                 weight.view(-1), bias.view(-1), training=True, momentum=BN_MOMENTUM,
+                                 eps=BN_EPS).view(runs, width, batch)
+            elif config.norm == "bn":
+                h = paper_batch_norm(h, config.mean_reduction, config.force_factor, batch_dim=-1)
+            z = h * gain
+            if len(sigmas) == 1:
+                return sigmas[0](z)
+            return torch.cat([sigma(chunk) for sigma, chunk in zip(sigmas, torch.split(z, sizes, dim=0))], dim=0)
+
+        return block
+
+    def norm_tensors(self, layer: int) -> tuple[torch.Tensor, ...]:
+        """The tensors of layer ``layer``'s norm that the block takes: torch BN's weight, bias and running
+        statistics; none for the paper's BN (no parameters) and for no norm."""
+        norm = self.norm[layer]
+        if self.config.norm == "torch_bn":
+            return norm.weight, norm.bias, norm.running_mean, norm.running_var
+        return ()
+
+    def fuse_norm_act(self) -> "StackedBNMLP":
+        """Compile :meth:`norm_act_block` (``torch.compile``, static shapes: one graph serves every hidden layer)
+        for the training forward; compiled on first use. Returns the model."""
+        self.fused_norm_act = torch.compile(self.norm_act_block(), dynamic=False)
+        return self
 
     def run_weight(self, layer: int, run: int) -> torch.Tensor:
         """Run ``run``'s fc_``layer`` weight without padding rows (out, in)."""
@@ -297,6 +342,10 @@ class StackedBNMLP(nn.Module):
             raise ValueError(f"per-run input has {x.shape[0]} runs, the stack has {self.n_runs}")
         xt = x.mT if x.dim() == 3 else x.T.expand(self.n_runs, *x.T.shape)  # (R, D_in, B), a view
         records: dict[str, list[torch.Tensor]] = {"fc": [], "norm": [], "act": []}
+        if self.fused_norm_act is not None and self.training and not trace:
+            for layer in range(self.config.depth):
+                xt = self.fused_norm_act(self.fc[layer](xt), self.gain_values[layer], *self.norm_tensors(layer))
+            return self._logits(xt)
         for layer in range(self.config.depth):
             h = self.fc[layer](xt)
             z = self.norm[layer](h)
@@ -305,11 +354,15 @@ class StackedBNMLP(nn.Module):
                 records["fc"].append(h.mT)
                 records["norm"].append(z.mT)
                 records["act"].append(xt.mT)
+        logits = self._logits(xt)
+        return (logits, records) if trace else logits
+
+    def _logits(self, xt: torch.Tensor) -> torch.Tensor:
+        """(R, B, C) from the last hidden activations (R, d, B): fc_L, the padded classes masked."""
         logits = self.fc[-1](xt)  # (R, C, B)
         if self.logit_mask is not None:
             logits = logits + self.logit_mask
-        logits = logits.mT
-        return (logits, records) if trace else logits
+        return logits.mT
 
     def weights(self) -> list[torch.Tensor]:
         """fc_0..fc_L weights, each (R, out, in)."""

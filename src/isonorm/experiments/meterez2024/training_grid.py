@@ -187,6 +187,8 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     architecture = model_config(cfg, train_x.shape[-1], max(classes), depth)
     generators = [run_generator(name, depth, act) for name, act in runs]
     model = StackedBNMLP(architecture, generators, activations=[act for _, act in runs], classes=classes).to(device)
+    if cfg["fused_block"]:  # compiled on the step's first call: the warm-up before a CUDA graph's capture
+        model.fuse_norm_act()
     run_data = torch.tensor([list(members).index(name) for name, _ in runs], device=device)
     cuda_graph = {"auto": None, True: True, False: False}[cfg["cuda_graph"]]
     step = StackedSGDStep(model, train_x, train_y, len(runs), config.batch_size, config.optimizer.lr,
