@@ -100,7 +100,7 @@ def experiment(function, cfg, **kwargs):
 
 # The plain items of the run's papers (isonorm.items.Item.plain), {(slug, item suffix): record}: one simulation job
 # each, whose rule (rules/experiment_jobs.smk `plain_simulation`) and results are generated from the record.
-PLAIN = plain_items(PAPERS)
+PLAIN = plain_items(config["papers"])  # the run's papers (the Snakefile checks them as PAPERS)
 
 
 def plain_results(slug):
