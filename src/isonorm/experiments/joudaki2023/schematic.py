@@ -9,14 +9,17 @@ paper's text writes ab·sinθ/(a² + b²), a factor 2 short of Definition 1 (D11
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.figure import Figure
 
 from ...items import Item
 from ...metrics import gram, isometry
+
+if TYPE_CHECKING:  # matplotlib on use only: the workflow imports this module (its record) when it parses
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
 # Top row: low isometry (small angle, unequal lengths); bottom row: orthogonal vectors of equal length (I = 1).
 PLANE_VECTORS = {"low": np.array([[1.6, 0.0], [1.0, 0.45]]), "high": np.array([[1.0, 0.0], [0.0, 1.0]])}
@@ -54,6 +57,8 @@ def _space_panel(ax, vectors: np.ndarray) -> None:
 
 def isometry_schematic() -> Figure:
     """The 2 × 2 panel figure: rows low / high isometry, columns n = 2 (parallelogram), n = 3 (parallelepiped)."""
+    import matplotlib.pyplot as plt
+
     fig = plt.figure(figsize=(8, 6.5))
     for row, level in enumerate(("low", "high")):
         plane = fig.add_subplot(2, 2, 2 * row + 1)
