@@ -1,8 +1,8 @@
 """An item of a paper, a figure or table with the id ``<slug>-<item>`` (docs/architecture.md §2), as one record.
 
 Each item is declared once, by its record beside the function that computes it: ``ITEMS``, a tuple of
-:class:`Item` in that module of the paper's library (``isonorm.experiments.<slug>``; an item that no function
-computes, or that several compute, in the module its decision names, often the package's ``__init__``). A record
+:class:`Item` in that module of the paper's library (``isonorm.experiments.<slug>``; an item of several jobs beside
+one of its functions, one drawn without results in the package's ``__init__`` or beside what draws it). A record
 holds the id, the title its decision section is headed with, the kind of job that computes its results, the
 library function of that job, the result keys it reads and the function that measures its checkable quantities.
 :func:`paper_items` gathers the paper's table from its modules. The workflow generates the rule of a *plain* item
