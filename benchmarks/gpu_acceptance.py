@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             step.update({key: found[key] for key in ("eager_s_per_step", "engine_s_per_step", "projected_grid_hours")})
         elif name == "fusion" and (found := benchmark_file("meterez-fusion-cuda-{date}.json", date)):
             step["results"] = found["results"]
+            step["projected_grid_hours"] = found.get("projected_grid_hours")
         elif name == "train_engine" and (found := benchmark_file("cuda-{date}.json", date)):
             step["ratio_naive_over_engine"] = found["ratio_naive_over_engine"]
         elif name == "shapes":

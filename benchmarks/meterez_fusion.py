@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 from torch._inductor.utils import run_and_get_code
 
-from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS  # benchmarks/meterez_engine.py, beside it
+from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS, grid_total  # benchmarks/meterez_engine.py, beside it
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
@@ -144,6 +144,20 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     return row
 
 
+def projected_grid_hours(rows: list[dict]) -> dict[str, float]:
+    """The paper grid's training steps in hours (``meterez_engine.grid_total``: every step of the grid's stack jobs,
+    per-step figures interpolated in depth): on the H100 from the kernels per step at its measured seconds per
+    kernel, eager and fused (``h100_eager``, ``h100_fused``); and, from a CUDA run, from the CUDA-graph step
+    measured with and without the block (``graph_eager``, ``graph_fused``)."""
+    per_step = {"h100_eager": "eager_ops_per_step", "h100_fused": "fused_kernels_per_step"}
+    hours = {name: grid_total({row["depth"]: row[key] * SECONDS_PER_KERNEL_H100 for row in rows}, True) / 3600
+             for name, key in per_step.items()}
+    if all("fused_graph_s_per_step" in row for row in rows):
+        hours |= {f"graph_{kind}": grid_total({row["depth"]: row[f"{kind}_graph_s_per_step"] for row in rows},
+                                              True) / 3600 for kind in ("eager", "fused")}
+    return hours
+
+
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -171,13 +185,16 @@ def main() -> None:
             print(f"  CUDA kernels per step {row['eager_cuda_kernels_per_step']} → {row['fused_cuda_kernels_per_step']};"
                   f" CUDA graph {row['eager_graph_s_per_step'] * 1e3:.2f} → {row['fused_graph_s_per_step'] * 1e3:.2f} "
                   f"ms/step ({row['graph_speedup']:.2f}×)")
+    hours = projected_grid_hours(rows)
+    print("projected paper grid, training steps: " + ", ".join(f"{name} {h:.1f} h" for name, h in hours.items()))
     out = RESULTS / f"meterez-fusion-{device.type}-{dt.date.today().isoformat()}.json"
     write_text_atomically(out, json.dumps({
         "benchmark": "meterez_fusion", "date": dt.date.today().isoformat(),
         "threads": 1 if device.type == "cpu" else None, "statistic": "minimum over repeats",
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "load_average_1min_at_end": os.getloadavg()[0],
         "results": rows, "args": vars(args), "h100_seconds_per_kernel": SECONDS_PER_KERNEL_H100,
-        "h100_grid_hours_engine": GRID_HOURS_H100, "provenance": provenance(device.type)}, indent=1) + "\n")
+        "h100_grid_hours_engine": GRID_HOURS_H100, "projected_grid_hours": hours,
+        "provenance": provenance(device.type)}, indent=1) + "\n")
     print(f"wrote {out}")
 
 

@@ -40,3 +40,15 @@ def test_the_fused_step_trains_as_the_eager_one_and_fuses_the_block(fusion):
         torch.testing.assert_close(value, eager[name], rtol=1e-5, atol=1e-5, msg=name)
     ops, kernels = fusion.block_counts(model, torch.device("cpu"))
     assert 0 < kernels < ops  # Inductor fused the block's operators
+
+
+def test_the_projected_grid_hours_scale_with_the_kernels_and_take_measured_graph_steps_when_given(fusion):
+    rows = [{"depth": depth, "eager_ops_per_step": 15 * depth + 18, "fused_kernels_per_step": 6 * depth + 18}
+            for depth in (100, 500, 1000)]
+    hours = fusion.projected_grid_hours(rows)
+    assert set(hours) == {"h100_eager", "h100_fused"}  # no CUDA-graph step measured: projected only
+    assert 0.39 < hours["h100_fused"] / hours["h100_eager"] < 0.41  # ≈ 6/15 of the kernels
+    measured = [{**row, "eager_graph_s_per_step": 0.002 * row["depth"], "fused_graph_s_per_step": 0.001 * row["depth"]}
+                for row in rows]
+    hours = fusion.projected_grid_hours(measured)
+    assert hours["graph_fused"] == pytest.approx(hours["graph_eager"] / 2)
