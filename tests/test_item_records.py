@@ -6,16 +6,14 @@ hold their functions as Python references, never as strings."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import re
 
 import pytest
 
 from conftest import PAPERS, REPO
 from isonorm.callables import resolve
-from isonorm.items import PLAIN_RESULTS, Item, paper_items
+from isonorm.items import PLAIN_RESULTS, Item, paper_items, paper_modules
 from isonorm.report.ids import named_items
 
 # a rule of rules/<slug>.smk: `use rule <kind>_job as <name> with:` and its indented block
@@ -85,10 +83,12 @@ def test_the_rules_run_the_tables_functions_with_the_tables_kinds(slug):
 
 def record_modules(slug: str) -> dict[str, object]:
     """{item id: the module whose ``ITEMS`` declares its record}, over the modules of the paper's library."""
-    paper = importlib.import_module(f"isonorm.experiments.{slug}")
-    modules = [paper] + [importlib.import_module(f"{paper.__name__}.{found.name}")
-                         for found in pkgutil.iter_modules(getattr(paper, "__path__", []))]
-    return {record.id: module for module in modules for record in getattr(module, "ITEMS", ())}
+    return {record.id: module for module in paper_modules(slug) for record in getattr(module, "ITEMS", ())}
+
+
+def test_a_paper_without_a_library_is_refused_naming_where_to_write_it():
+    with pytest.raises(ValueError, match="src/isonorm/experiments/smith2099.py or the package"):
+        paper_items("smith2099")
 
 
 @pytest.mark.parametrize("slug", PAPERS)

@@ -96,10 +96,9 @@ class Item:
         return {"device": device} if "device" in inspect.signature(self.computed_by).parameters else {}
 
 
-def paper_items(slug: str) -> tuple[Item, ...]:
-    """The paper's table: the records (``ITEMS``) of every module of its library ``isonorm.experiments.<slug>``, a
-    package (its ``__init__`` first, then its modules by name) or one module (as the example paper of
-    docs/adding.md). Each item once, of this paper."""
+def paper_modules(slug: str) -> list[Any]:
+    """The modules of the paper's library ``isonorm.experiments.<slug>``: a package (its ``__init__`` first, then its
+    modules by name) or one module (as the example paper of docs/adding.md)."""
     try:
         paper = importlib.import_module(f"isonorm.experiments.{slug}")
     except ModuleNotFoundError as error:
@@ -108,10 +107,14 @@ def paper_items(slug: str) -> tuple[Item, ...]:
         raise ValueError(f"{slug}: its library isonorm.experiments.{slug} does not exist; write "
                          f"src/isonorm/experiments/{slug}.py or the package src/isonorm/experiments/{slug}/ "
                          "(docs/adding.md)") from None
-    modules = [paper]
-    if hasattr(paper, "__path__"):
-        names = sorted(found.name for found in pkgutil.iter_modules(paper.__path__))
-        modules += [importlib.import_module(f"{paper.__name__}.{name}") for name in names]
+    names = sorted(found.name for found in pkgutil.iter_modules(getattr(paper, "__path__", [])))
+    return [paper, *(importlib.import_module(f"{paper.__name__}.{name}") for name in names)]
+
+
+def paper_items(slug: str) -> tuple[Item, ...]:
+    """The paper's table: the records (``ITEMS``) of every module of its library (:func:`paper_modules`), each item
+    once, of this paper."""
+    modules = paper_modules(slug)
     items, where = [], {}
     for module in modules:
         for record in getattr(module, "ITEMS", ()):

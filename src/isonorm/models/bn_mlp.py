@@ -18,8 +18,8 @@ the ops per step. The public interface stays samples-first: inputs (B, D) or (R,
 A launch-bound step on a GPU is cut further by :meth:`StackedBNMLP.fuse_norm_act`: each hidden layer's norm, gain
 and activation (with their backward) compiled into one block by ``torch.compile``, one graph for every layer (the
 gain is a tensor argument), used by the training forward only (evaluation and traces stay eager). Its numbers
-are the eager ones within float32 rounding (tests/test_meterez2024_training.py; benchmarks/meterez_fusion.py
-counts its kernels).
+are the eager ones within float32 rounding (tests/test_train_native_stack.py, tests/test_train_engine_equivalence.py;
+benchmarks/meterez_fusion.py counts its kernels).
 
 Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
 fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (C.0 "Gain schedule"; ``gain`` is the
@@ -173,12 +173,24 @@ class StackedBatchNorm(nn.Module):
         self.register_buffer("running_var", torch.ones(n_runs, width))
 
     def forward(self, ht: torch.Tensor) -> torch.Tensor:
-        runs, width, batch = ht.shape
-        out = F.batch_norm(
-            ht.reshape(1, runs * width, batch), self.running_mean.view(-1), self.running_var.view(-1),
-            self.weight.view(-1), self.bias.view(-1), training=self.training, momentum=BN_MOMENTUM, eps=BN_EPS,
-        )
-        return out.view(runs, width, batch)
+        return stacked_batch_norm(ht, self.weight, self.bias, self.running_mean, self.running_var, self.training)
+
+
+def stacked_batch_norm(ht: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, running_mean: torch.Tensor,
+                       running_var: torch.Tensor, training: bool) -> torch.Tensor:
+    """:class:`StackedBatchNorm` on its tensors (R, d each): one ``F.batch_norm`` over the R·d channels of hᵀ."""
+    runs, width, batch = ht.shape
+    out = F.batch_norm(ht.reshape(1, runs * width, batch), running_mean.view(-1), running_var.view(-1),
+                       weight.view(-1), bias.view(-1), training=training, momentum=BN_MOMENTUM, eps=BN_EPS)
+    return out.view(runs, width, batch)
+
+
+def activate_groups(z: torch.Tensor, sigmas: Sequence, sizes: Sequence[int]) -> torch.Tensor:
+    """Each contiguous group of runs of z (R, ...) through its activation: ``torch.split`` views, whose backward
+    is one ``cat``."""
+    if len(sigmas) == 1:
+        return sigmas[0](z)
+    return torch.cat([sigma(chunk) for sigma, chunk in zip(sigmas, torch.split(z, list(sizes), dim=0))], dim=0)
 
 
 class PaperBatchNorm(nn.Module):
@@ -288,18 +300,11 @@ class StackedBNMLP(nn.Module):
         config, sigmas, sizes = self.config, [sigma for sigma, _ in self.groups], self.group_sizes
 
         def block(h: torch.Tensor, gain: torch.Tensor, *norm: torch.Tensor) -> torch.Tensor:
-            runs, width, batch = h.shape
             if config.norm == "torch_bn":
-                weight, bias, running_mean, running_var = norm
-                h = F.batch_norm(h.reshape(1, runs * width, batch), running_mean.view(-1), running_var.view(-1),
-                                 weight.view(-1), bias.view(-1), training=True, momentum=BN_MOMENTUM,
-                                 eps=BN_EPS).view(runs, width, batch)
+                h = stacked_batch_norm(h, *norm, training=True)
             elif config.norm == "bn":
                 h = paper_batch_norm(h, config.mean_reduction, config.force_factor, batch_dim=-1)
-            z = h * gain
-            if len(sigmas) == 1:
-                return sigmas[0](z)
-            return torch.cat([sigma(chunk) for sigma, chunk in zip(sigmas, torch.split(z, sizes, dim=0))], dim=0)
+            return activate_groups(h * gain, sigmas, sizes)
 
         return block
 
@@ -324,10 +329,7 @@ class StackedBNMLP(nn.Module):
 
     def _activate(self, z: torch.Tensor, layer: int) -> torch.Tensor:
         z = z * self.gains[layer] if self.gains[layer] != 1.0 else z
-        if len(self.groups) == 1:
-            return self.groups[0][0](z)
-        chunks = torch.split(z, self.group_sizes, dim=0)  # views; the backward is one cat
-        return torch.cat([sigma(chunk) for (sigma, _), chunk in zip(self.groups, chunks)], dim=0)
+        return activate_groups(z, [sigma for sigma, _ in self.groups], self.group_sizes)
 
     def forward(self, x: torch.Tensor, trace: bool = False):
         """Logits (R, B, C) from x (R, B, D_in) per run or (B, D_in) shared; with ``trace=True`` also
