@@ -15,6 +15,11 @@ and each activation group of runs. It reports, per depth:
   (the ``cpp_fused`` kernels of its compiled forward and backward, read from the generated code); hence the
   kernels per step of the fused step: eager − depth × (block's operators − block's kernels).
 
+It also counts the step of the grid's *joint* job, all four data sets of a depth in one job (config
+``stacks: [[cifar10, cifar100, mnist, fashionmnist]]``, 12 runs; :class:`isonorm.train.EpochPlan`): the step where
+every run trains and the step where the CIFAR runs sit out (the last 100 of MNIST's 600 steps per epoch, their
+running statistics restored), eager and fused, and projects the grid with one job per depth from them.
+
 On a GPU the step is bound by kernel launches (the engine's CUDA graph runs about 3.9 µs per kernel on an H100,
 benchmarks/README.md), so the projected grid hours scale with the kernels per step; Triton may split a block
 into more kernels than the CPU's C++ backend does, which the projection states as a range. With ``--device
@@ -39,7 +44,9 @@ from pathlib import Path
 import torch
 from torch._inductor.utils import run_and_get_code
 
-from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS, grid_total  # benchmarks/meterez_engine.py, beside it
+from meterez_engine import (  # benchmarks/meterez_engine.py, beside it
+    ACTS, BATCH, EPOCHS, GRID_CFG, GRID_DEPTHS, STACKS, STEPS_PER_EPOCH, _at_grid_depth, grid_total,
+)
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
@@ -106,7 +113,53 @@ def graph_step(job) -> StackedSGDStep:
     step = job.step
     run_data = None if step.run_data is None else step.run_data.view(-1)
     return StackedSGDStep(step.model, step.x, step.y, step.n_runs, step.batch_size, step.lr, cuda_graph=True,
-                          run_data=run_data)
+                          run_data=run_data, run_samples=step.n_samples if step.ragged else None)
+
+
+JOINT = tuple(name for stack in STACKS for name in stack)  # every data set of a depth in one job
+
+
+def joint_job(depth: int, fused: bool, device: torch.device):
+    """The grid's joint job at ``depth`` on random data: CIFAR-shaped data sets of 2 batches, MNIST-shaped of 3 (784
+    features, zero-padded), so that its third step is one the CIFAR runs sit out; and that step's mask."""
+    generator = torch.Generator().manual_seed(1)
+    short = {name: STEPS_PER_EPOCH[name] < max(STEPS_PER_EPOCH.values()) for name in JOINT}
+    sizes = [(2 if short[name] else 3) * BATCH for name in JOINT]
+    dims = [3072 if short[name] else 784 for name in JOINT]
+    x = torch.zeros(len(JOINT), max(sizes), max(dims))
+    for k, (n, d) in enumerate(zip(sizes, dims)):
+        x[k, :n, :d] = torch.randn(n, d, generator=generator)
+    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (max(sizes),), generator=generator)
+                     for name in JOINT])
+    cfg = {**GRID_CFG, "cuda_graph": False, "fused_block": fused}
+    job = grid_training(cfg, JOINT, ACTS, depth, x.to(device), y.to(device), sizes=sizes, dims=dims)
+    active = torch.tensor([not short[name] for name, _ in job.runs], device=device)
+    return job, active
+
+
+def joint_counts(depth: int, device: torch.device) -> dict:
+    """Operators of the joint job's eager step, every run training and the CIFAR runs sitting out; on CUDA also
+    the kernels each launches, eager and fused, and the seconds of each CUDA-graph step."""
+    index = torch.zeros(len(JOINT) * len(ACTS), BATCH, dtype=torch.long, device=device)
+    job, active = joint_job(depth, False, device)
+    row = {}
+    for kind, mask in (("full", None), ("idle", active)):
+        job.step._step(index, mask)
+        with OpCounter() as counter:
+            job.step._step(index, mask)
+        row[f"joint_{kind}_ops_per_step"] = counter.total
+    if device.type == "cuda":
+        for fused in (False, True):
+            name = "fused" if fused else "eager"
+            job, active = joint_job(depth, fused, device)
+            for kind, mask in (("full", None), ("idle", active)):
+                job.step._step(index, mask)  # compiles the block
+                row[f"joint_{name}_{kind}_cuda_kernels_per_step"] = cuda_kernels(lambda i: job.step._step(i, mask),
+                                                                                  index)
+            graphed = graph_step(job)
+            for kind, mask in (("full", None), ("idle", active)):
+                row[f"joint_{name}_{kind}_graph_s_per_step"] = timed(lambda i: graphed(i, mask), index, 20, 3, device)
+    return row
 
 
 def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
@@ -131,11 +184,15 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     diff = max((a - b).abs().max().item() for a, b in zip(jobs["eager"].step.model.parameters(), model.parameters()))
     block_ops, block_kernels = block_counts(model, device)
     fused_kernels = counter.total - depth * (block_ops - block_kernels)
+    joint = joint_counts(depth, device)
+    for kind in ("full", "idle"):  # the block replaces the same operators in the joint job's steps
+        joint[f"joint_fused_{kind}_kernels_per_step"] = (joint[f"joint_{kind}_ops_per_step"]
+                                                         - depth * (block_ops - block_kernels))
     row = {"depth": depth, "device": str(device), "runs": model.n_runs, "eager_s_per_step": seconds["eager"],
            "fused_s_per_step": seconds["fused"], "speedup": seconds["eager"] / seconds["fused"],
            "compile_s": compile_s, "max_parameter_difference": diff, "eager_ops_per_step": counter.total,
            "block_ops": block_ops, "block_kernels": block_kernels, "fused_kernels_per_step": fused_kernels,
-           "kernel_ratio": counter.total / fused_kernels}
+           "kernel_ratio": counter.total / fused_kernels, **joint}
     if device.type == "cuda":  # measured, not projected: kernels launched, and the engine's CUDA-graph path
         row |= {f"{kind}_cuda_kernels_per_step": cuda_kernels(job.step._step, index) for kind, job in jobs.items()}
         row |= {f"{kind}_graph_s_per_step": timed(graph_step(job), index, steps, repeats, device)
@@ -144,17 +201,35 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     return row
 
 
+def joint_grid_total(full: dict[int, float], idle: dict[int, float]) -> float:
+    """Σ over the grid's steps with one job per depth: each epoch the CIFAR runs' 500 steps with every run training
+    (``full``: seconds or kernels per step, interpolated in depth) and MNIST's 100 more with the CIFAR runs
+    sitting out (``idle``)."""
+    steps = sorted(set(STEPS_PER_EPOCH.values()))
+    shared, alone = steps[0], steps[-1] - steps[0]
+    return sum(EPOCHS * (shared * _at_grid_depth(full, depth) + alone * _at_grid_depth(idle, depth))
+               for depth in GRID_DEPTHS)
+
+
 def projected_grid_hours(rows: list[dict]) -> dict[str, float]:
     """The paper grid's training steps in hours (``meterez_engine.grid_total``: every step of the grid's stack jobs,
     per-step figures interpolated in depth): on the H100 from the kernels per step at its measured seconds per
-    kernel, eager and fused (``h100_eager``, ``h100_fused``); and, from a CUDA run, from the CUDA-graph step
-    measured with and without the block (``graph_eager``, ``graph_fused``)."""
+    kernel, eager and fused (``h100_eager``, ``h100_fused``), and with one joint job per depth
+    (``h100_joint_eager``, ``h100_joint_fused``, :func:`joint_grid_total`); and, from a CUDA run, from the
+    CUDA-graph steps measured with and without the block (``graph_eager``, ``graph_fused``, ``graph_joint_*``)."""
     per_step = {"h100_eager": "eager_ops_per_step", "h100_fused": "fused_kernels_per_step"}
-    hours = {name: grid_total({row["depth"]: row[key] * SECONDS_PER_KERNEL_H100 for row in rows}, True) / 3600
-             for name, key in per_step.items()}
+    at = lambda key: {row["depth"]: row[key] * SECONDS_PER_KERNEL_H100 for row in rows}  # noqa: E731
+    hours = {name: grid_total(at(key), True) / 3600 for name, key in per_step.items()}
+    hours["h100_joint_eager"] = joint_grid_total(at("joint_full_ops_per_step"), at("joint_idle_ops_per_step")) / 3600
+    hours["h100_joint_fused"] = joint_grid_total(at("joint_fused_full_kernels_per_step"),
+                                                 at("joint_fused_idle_kernels_per_step")) / 3600
     if all("fused_graph_s_per_step" in row for row in rows):
         hours |= {f"graph_{kind}": grid_total({row["depth"]: row[f"{kind}_graph_s_per_step"] for row in rows},
                                               True) / 3600 for kind in ("eager", "fused")}
+        for kind in ("eager", "fused"):
+            seconds = {part: {row["depth"]: row[f"joint_{kind}_{part}_graph_s_per_step"] for row in rows}
+                       for part in ("full", "idle")}
+            hours[f"graph_joint_{kind}"] = joint_grid_total(seconds["full"], seconds["idle"]) / 3600
     return hours
 
 
@@ -181,6 +256,9 @@ def main() -> None:
               f"{row['compile_s']:.0f} s); ops/kernels per step {row['eager_ops_per_step']} → "
               f"{row['fused_kernels_per_step']} ({row['kernel_ratio']:.2f}× fewer; the block: {row['block_ops']} ops → "
               f"{row['block_kernels']} kernels); largest parameter difference {row['max_parameter_difference']:.1e}")
+        print(f"  joint job (12 runs): ops per step {row['joint_full_ops_per_step']}, sitting out "
+              f"{row['joint_idle_ops_per_step']}; fused kernels {row['joint_fused_full_kernels_per_step']}, sitting "
+              f"out {row['joint_fused_idle_kernels_per_step']}")
         if "graph_speedup" in row:
             print(f"  CUDA kernels per step {row['eager_cuda_kernels_per_step']} → {row['fused_cuda_kernels_per_step']};"
                   f" CUDA graph {row['eager_graph_s_per_step'] * 1e3:.2f} → {row['fused_graph_s_per_step'] * 1e3:.2f} "

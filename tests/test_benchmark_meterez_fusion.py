@@ -42,13 +42,30 @@ def test_the_fused_step_trains_as_the_eager_one_and_fuses_the_block(fusion):
     assert 0 < kernels < ops  # Inductor fused the block's operators
 
 
+def test_the_joint_jobs_idle_step_restores_two_running_statistics_per_layer(fusion):
+    """The step the CIFAR runs sit out in the one job per depth: the all-runs step's operators plus the restore of
+    each layer's running mean and variance and a few per step, nothing per run."""
+    counts = {depth: fusion.joint_counts(depth, torch.device("cpu")) for depth in (2, 4)}
+    per_layer = {kind: (counts[4][f"joint_{kind}_ops_per_step"] - counts[2][f"joint_{kind}_ops_per_step"]) / 2
+                 for kind in ("full", "idle")}
+    assert per_layer["idle"] - per_layer["full"] == 2
+    assert 0 < counts[2]["joint_idle_ops_per_step"] - counts[2]["joint_full_ops_per_step"] - 2 * 2 <= 10
+
+
 def test_the_projected_grid_hours_scale_with_the_kernels_and_take_measured_graph_steps_when_given(fusion):
-    rows = [{"depth": depth, "eager_ops_per_step": 15 * depth + 18, "fused_kernels_per_step": 6 * depth + 18}
+    rows = [{"depth": depth, "eager_ops_per_step": 15 * depth + 18, "fused_kernels_per_step": 6 * depth + 18,
+             "joint_full_ops_per_step": 15 * depth + 18, "joint_idle_ops_per_step": 17 * depth + 26,
+             "joint_fused_full_kernels_per_step": 6 * depth + 18, "joint_fused_idle_kernels_per_step": 8 * depth + 26}
             for depth in (100, 500, 1000)]
     hours = fusion.projected_grid_hours(rows)
-    assert set(hours) == {"h100_eager", "h100_fused"}  # no CUDA-graph step measured: projected only
+    assert set(hours) == {"h100_eager", "h100_fused", "h100_joint_eager", "h100_joint_fused"}  # projected only
     assert 0.39 < hours["h100_fused"] / hours["h100_eager"] < 0.41  # ≈ 6/15 of the kernels
-    measured = [{**row, "eager_graph_s_per_step": 0.002 * row["depth"], "fused_graph_s_per_step": 0.001 * row["depth"]}
-                for row in rows]
+    # one job per depth: 600 steps of 12 runs a epoch instead of 500 + 600 of 6, 100 of them restoring statistics
+    assert 0.55 < hours["h100_joint_eager"] / hours["h100_eager"] < 0.57
+    assert 0.57 < hours["h100_joint_fused"] / hours["h100_fused"] < 0.59
+    measured = [{**row, "eager_graph_s_per_step": 0.002 * row["depth"], "fused_graph_s_per_step": 0.001 * row["depth"],
+                 **{f"joint_{kind}_{part}_graph_s_per_step": 0.002 * row["depth"] for kind in ("eager", "fused")
+                    for part in ("full", "idle")}} for row in rows]
     hours = fusion.projected_grid_hours(measured)
     assert hours["graph_fused"] == pytest.approx(hours["graph_eager"] / 2)
+    assert hours["graph_joint_eager"] == pytest.approx(hours["graph_eager"] * 600 / 1100)

@@ -178,3 +178,72 @@ def test_cuda_graph_step_equals_eager_step_for_a_data_set_stack() -> None:
     torch.testing.assert_close(graph_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
     for (name, a), b in zip(eager.state_dict().items(), graphed.state_dict().values()):
         torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def _ragged_stack(device: str, cuda_graph: bool, fused: bool = False) -> tuple[StackedBNMLP, StackedSGDStep, list]:
+    """Two data sets of 60 and 45 samples (the second padded to 60 rows, 8 of its 12 features used) × 3
+    activations, one epoch in batches of 15: the runs of the second sit out the fourth step."""
+    g = torch.Generator().manual_seed(9)
+    x, y = torch.randn(2, 60, 12, generator=g), torch.randint(0, 4, (2, 60), generator=g)
+    x[1, 45:], x[1, :, 8:], y[1, 45:] = 0.0, 0.0, 0
+    acts = [a for a in ACTS for _ in range(2)]
+    model = StackedBNMLP(CONFIG, [generator("ragged", r) for r in range(6)], activations=acts,
+                         inputs=[12, 8] * 3).to(device)
+    if fused:
+        model.fuse_norm_act()
+    step = StackedSGDStep(model, x.to(device), y.to(device), 6, 15, 0.05, cuda_graph=cuda_graph,
+                          run_data=torch.tensor([0, 1] * 3), run_samples=[60, 45] * 3)
+    order = torch.stack([torch.randperm(60 if r % 2 == 0 else 45, generator=g).repeat(2)[:60] for r in range(6)])
+    states = [{k: v.clone() for k, v in model.state_dict().items()}]
+    for k, start in enumerate(range(0, 60, 15)):
+        active = None if k < 3 else torch.tensor([True, False] * 3, device=device)
+        step(order[:, start:start + 15].to(device), active)
+        states.append({k: v.clone() for k, v in model.state_dict().items()})
+    return model, step, states
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["eager", "fused"])
+def test_runs_sitting_out_a_step_keep_everything(fused: bool) -> None:
+    """EpochPlan's idle steps: an inactive run's parameters, BatchNorm running statistics, loss and counts stay as
+    they are, bit for bit; the active runs step as usual; a run's padding columns of fc_0 stay zero."""
+    model, step, states = _ragged_stack("cpu", cuda_graph=False, fused=fused)
+    before, after = states[3], states[4]
+    changed = {name for name in after if not torch.equal(after[name], before[name])}
+    assert any("running_mean" in name for name in changed) and any(".weight" in name for name in changed)
+    for name, tensor in after.items():
+        if tensor.dim() and tensor.shape[0] == 6:
+            assert torch.equal(tensor[1::2], before[name][1::2]), name  # the sitting-out runs
+            if name in changed:
+                assert not torch.equal(tensor[0::2], before[name][0::2]), name
+    assert torch.count_nonzero(model.fc[0].weight[1::2, :, 8:]) == 0
+    assert model.run_weight(0, 1).shape == (CONFIG.width, 8)
+    stats = step.epoch_stats(torch.tensor([4.0, 3.0] * 3, dtype=torch.float64),
+                             torch.tensor([60.0, 45.0] * 3, dtype=torch.float64))
+    assert (stats["train_acc"] <= 1).all() and torch.isfinite(stats["train_loss"]).all()
+
+
+def test_an_active_mask_needs_runs_of_unequal_data_sets() -> None:
+    x, y, order = _data()
+    step = StackedSGDStep(StackedBNMLP(CONFIG, _gens(), activations=ACTS), x, y, 3, 15, 0.05, cuda_graph=False)
+    with pytest.raises(ValueError, match="run_samples"):
+        step(order[:, :15], torch.tensor([True, False, True]))
+    with pytest.raises(ValueError, match="run_samples must give one count"):
+        StackedSGDStep(StackedBNMLP(CONFIG, _gens(), activations=ACTS), x, y, 3, 15, 0.05, run_samples=[60, 61, 60])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("fused", [False, True], ids=["eager", "fused"])
+def test_cuda_graph_idle_step_equals_eager_step(fused: bool) -> None:
+    """Runs of unequal data sets on CUDA: the all-active graph and the idle graph (a run sitting out) against the
+    eager steps."""
+    eager, eager_step, _ = _ragged_stack("cuda", cuda_graph=False)
+    graphed, graph_step, states = _ragged_stack("cuda", cuda_graph=True, fused=fused)
+    assert graph_step.graph is not None and graph_step.idle_graph is not None
+    for name, tensor in states[4].items():
+        if tensor.dim() and tensor.shape[0] == 6:
+            assert torch.equal(tensor[1::2], states[3][name][1::2]), name
+    torch.testing.assert_close(graph_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
+    assert torch.equal(graph_step.correct, eager_step.correct)
+    for (name, a), b in zip(eager.state_dict().items(), graphed.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)

@@ -238,7 +238,10 @@ class StackedBNMLP(nn.Module):
     data sets of different class counts (CIFAR-10 with CIFAR-100) share a stack: run r's fc_L is drawn with
     ``classes[r]`` rows — exactly the network trained alone — and zero-padded to ``config.out_features``; its
     padded logits are −inf (buffer ``logit_mask``), so they take no probability, get no gradient and never win
-    an argmax. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
+    an argmax. ``inputs`` (optional, one count ≤ ``config.in_features`` per run) likewise gives runs of fewer
+    input features, so MNIST (784) shares a stack with CIFAR-10 (3,072): run r's fc_0 is drawn with ``inputs[r]``
+    columns and zero-padded to ``config.in_features``; its inputs are zero-padded too (the caller's), so the
+    padding columns meet zeros, get zero gradients and stay zero. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
     ``norm.{ℓ}.weight/bias`` (R, d) and buffers ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default
     (C.0: BN uses batch statistics at init).
     """
@@ -249,6 +252,7 @@ class StackedBNMLP(nn.Module):
         generators: Sequence[torch.Generator],
         activations: Sequence[str] | None = None,
         classes: Sequence[int] | None = None,
+        inputs: Sequence[int] | None = None,
     ):
         super().__init__()
         if not generators:
@@ -266,15 +270,21 @@ class StackedBNMLP(nn.Module):
         if len(self.classes) != self.n_runs or not all(1 <= c <= config.out_features for c in self.classes):
             raise ValueError(f"classes must give one count in 1..{config.out_features} (config.out_features) per "
                              f"run; got {list(classes or [])} for {self.n_runs} runs")
+        self.inputs = [config.in_features] * self.n_runs if inputs is None else [int(n) for n in inputs]
+        if len(self.inputs) != self.n_runs or not all(1 <= n <= config.in_features for n in self.inputs):
+            raise ValueError(f"inputs must give one count in 1..{config.in_features} (config.in_features) per "
+                             f"run; got {list(inputs or [])} for {self.n_runs} runs")
         self.groups = [(get_activation(name), index) for name, index in activation_groups(self.activations)]
         self.group_sizes = [index.stop - index.start for _, index in self.groups]
         self.gains = config.gains()
-        runs = [draw_run_weights(replace(config, out_features=c), g, a)
-                for g, a, c in zip(generators, self.activations, self.classes)]
+        runs = [draw_run_weights(replace(config, in_features=n, out_features=c), g, a)
+                for g, a, c, n in zip(generators, self.activations, self.classes, self.inputs)]
         width_out = config.out_features
         for run in runs:  # fc_L of a run with fewer classes: zero rows up to config.out_features
             weight, bias = run[-1]
             run[-1] = (_pad_rows(weight, width_out), None if bias is None else _pad_rows(bias, width_out))
+            weight, bias = run[0]  # fc_0 of a run with fewer inputs: zero columns up to config.in_features
+            run[0] = (_pad_rows(weight.T, config.in_features).T, bias)
         self.fc = nn.ModuleList(
             StackedLinear(
                 torch.stack([run[layer][0] for run in runs]),
@@ -323,8 +333,9 @@ class StackedBNMLP(nn.Module):
         return self
 
     def run_weight(self, layer: int, run: int) -> torch.Tensor:
-        """Run ``run``'s fc_``layer`` weight without padding rows (out, in)."""
+        """Run ``run``'s fc_``layer`` weight without padding rows or columns (out, in)."""
         weight = self.fc[layer].weight[run]
+        weight = weight[:, : self.inputs[run]] if layer == 0 else weight
         return weight[: self.classes[run]] if layer == self.config.depth else weight
 
     def _activate(self, z: torch.Tensor, layer: int) -> torch.Tensor:

@@ -17,7 +17,7 @@
                   (:func:`sampled`) and a model cut in depth (:func:`scale_depth`) reach only through here
 """
 
-from .batches import batch_slices, epoch_permutations, run_permutations
+from .batches import EpochPlan, batch_slices, epoch_permutations, run_permutations
 from .checkpoint import CheckpointError
 from .config import TrainConfig
 from .fast_step import StackedSGDStep
@@ -33,6 +33,7 @@ __all__ = [
     "CAP_SETTING",
     "CheckpointError",
     "Measure",
+    "EpochPlan",
     "OptimizerConfig",
     "StackedModels",
     "StackedSGDStep",

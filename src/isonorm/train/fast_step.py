@@ -6,7 +6,9 @@ one, (2) gathers the mini-batch on the device from a static index buffer, (3) up
 one ``torch._foreach_add_`` (what ``torch.optim.SGD(foreach=True)`` does for plain SGD, so the numbers are
 the same), (4) accumulates the running loss and correct counts on the device (no host sync per step), and
 (5) on CUDA captures all of it in one ``torch.cuda.CUDAGraph`` (torch docs, "whole network capture"), so a
-step is one graph replay. On the CPU it runs eagerly. It is a step of the engine (``loop.Step``): the epoch
+step is one graph replay. On the CPU it runs eagerly. Runs of unequal data sets share the step (``run_samples``): a
+run whose epoch is done sits out the longest run's remaining steps (:class:`isonorm.train.batches.EpochPlan`),
+through a second graph that zeroes its loss term and restores its BatchNorm running statistics. It is a step of the engine (``loop.Step``): the epoch
 loop, resume, stops and measurements are :func:`isonorm.train.loop.train_epochs`.
 
 The loss is Σ_r mean_b CE_r: run r's parameters only enter its own term, so each run gets exactly the
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +28,17 @@ from torch import nn
 log = logging.getLogger(__name__)
 
 WARMUP_STEPS = 3  # side-stream warm-up iterations before capture (torch CUDA-graph docs use 3)
+
+
+def _samples(run_samples: Sequence[int] | None, n_runs: int, rows: int) -> int | list[int]:
+    """The loop's ``n_samples``: one count when every run has all ``rows``, else one count per run."""
+    if run_samples is None:
+        return rows
+    sizes = [int(n) for n in run_samples]
+    if len(sizes) != n_runs or not all(0 < n <= rows for n in sizes):
+        raise ValueError(f"run_samples must give one count in 1..{rows} (the data's rows) for each of the {n_runs} "
+                         f"runs; got {sizes}")
+    return sizes if len(set(sizes)) > 1 else sizes[0]
 
 
 class StackedSGDStep:
@@ -38,6 +51,13 @@ class StackedSGDStep:
     :attr:`loss_sum` (R,) float64 holds Σ over batches of each run's mean loss and :attr:`correct` (R,) the
     number of correctly classified training samples (the original's running train loss/accuracy).
     Batches of another size than ``batch_size`` (a short last batch) run eagerly.
+
+    ``run_samples`` (R,): the training samples of each run's data set, its first rows of ``x`` (the rest is
+    padding), when the runs' data sets differ in size; the epoch loop then calls the step with an ``active``
+    mask on the steps some runs sit out. An inactive run's loss term is zeroed, so its gradient is zero and plain
+    SGD leaves its parameters as they are (exactly, while its network's output on the padding batch is
+    finite: a non-finite one turns zero into NaN), its per-run buffers named ``running_*`` (BatchNorm's
+    running statistics, which a train-mode forward updates) are restored, and its loss and counts do not grow.
     """
 
     stats = ("train_loss", "train_acc")
@@ -52,6 +72,7 @@ class StackedSGDStep:
         lr: float,
         cuda_graph: bool | None = None,
         run_data: torch.Tensor | None = None,
+        run_samples: Sequence[int] | None = None,
     ):
         if not lr > 0:
             raise ValueError(f"lr must be > 0, got {lr}")
@@ -65,11 +86,17 @@ class StackedSGDStep:
             raise ValueError("cuda_graph=True needs the data on a CUDA device; pass cuda_graph=None or False")
         self.model, self.x, self.y = model, x, y
         self.n_runs, self.batch_size, self.lr = n_runs, batch_size, lr
-        self.n_samples, self.device = y.shape[-1], x.device
+        self.n_samples, self.device = _samples(run_samples, n_runs, y.shape[-1]), x.device
         self.run_data = None if run_data is None else run_data.to(x.device).view(-1, 1)
         self.params = [p for p in model.parameters() if p.requires_grad]
         device = x.device
         self.index = torch.zeros(n_runs, batch_size, dtype=torch.long, device=device)
+        self.active = torch.ones(n_runs, dtype=torch.bool, device=device)  # the idle graph's mask
+        self.held = [buffer for name, buffer in model.named_buffers() if name.rsplit(".", 1)[-1].startswith("running_")
+                     and buffer.is_floating_point() and buffer.shape[:1] == (n_runs,)]
+        self.ragged = isinstance(self.n_samples, list)  # runs of unequal data sets: some sit out steps
+        self.held_saved = [torch.empty_like(buffer) for buffer in self.held] if self.ragged else []
+        self.idle_graph: torch.cuda.CUDAGraph | None = None
         self.loss_sum = torch.zeros(n_runs, dtype=torch.float64, device=device)
         self.correct = torch.zeros(n_runs, dtype=torch.long, device=device)
         self.graph: torch.cuda.CUDAGraph | None = None
@@ -78,32 +105,46 @@ class StackedSGDStep:
         if cuda_graph:
             self._capture()
 
-    def _step(self, index: torch.Tensor) -> None:
+    def _step(self, index: torch.Tensor, active: torch.Tensor | None = None) -> None:
         if self.run_data is None:  # device-side gather: (R, B, D), (R, B)
             inputs, targets = self.x[index], self.y[index]
         else:
             inputs, targets = self.x[self.run_data, index], self.y[self.run_data, index]
+        if active is not None:  # the running statistics before the forward moves them
+            torch._foreach_copy_(self.held_saved, self.held)
         logits = self.model(inputs)  # (R, B, C)
         # classes on dim 1: free for a feature-major model (StackedBNMLP's logits are a view of (R, C, B))
         per_run = F.cross_entropy(logits.mT, targets, reduction="none").mean(dim=1)
+        hits = (logits.detach().argmax(dim=-1) == targets).sum(dim=1)
+        if active is not None:  # the runs sitting out: no gradient, no statistics
+            per_run, hits = torch.where(active, per_run, 0.0), hits * active
         grads = torch.autograd.grad(per_run.sum(), self.params)
         with torch.no_grad():
+            if active is not None:  # and their running statistics back (after the backward, which saved them)
+                for buffer, saved in zip(self.held, self.held_saved):
+                    torch.where(active.view(-1, *[1] * (buffer.dim() - 1)), buffer, saved, out=buffer)
             torch._foreach_add_(self.params, grads, alpha=-self.lr)
             self.loss_sum += per_run.detach()
-            self.correct += (logits.detach().argmax(dim=-1) == targets).sum(dim=1)
+            self.correct += hits
 
     def _capture(self) -> None:
         """Warm up on a side stream, restore the state the warm-up changed, capture one step."""
         saved = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
+        idle = [self.active] if self.ragged else []
         with torch.cuda.stream(stream):
             for _ in range(WARMUP_STEPS):
-                self._step(self.index)
+                for active in [None, *idle]:
+                    self._step(self.index, active)
         torch.cuda.current_stream().wait_stream(stream)
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self._step(self.index)
+        if idle:  # the steps some runs sit out: a second graph on the same buffers and memory pool
+            self.idle_graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.idle_graph, pool=self.graph.pool()):
+                self._step(self.index, self.active)
         with torch.no_grad():  # capture ran nothing, warm-up did: undo it
             for name, tensor in self.model.state_dict().items():
                 tensor.copy_(saved[name])
@@ -127,7 +168,8 @@ class StackedSGDStep:
 
     def fingerprint(self) -> dict:
         shapes = {name: list(t.shape) for name, t in self.model.state_dict().items()}
-        return {"data_shape": list(self.x.shape), "shapes": shapes}
+        sizes = {"run_samples": self.n_samples} if self.ragged else {}
+        return {"data_shape": list(self.x.shape), "shapes": shapes, **sizes}
 
     def state_dict(self) -> dict:
         """The model's tensors (plain SGD keeps no state of its own)."""
@@ -137,10 +179,17 @@ class StackedSGDStep:
         """Copied in place, so a captured CUDA graph keeps pointing at the same tensors."""
         self.model.load_state_dict(state["model"])
 
-    def __call__(self, index: torch.Tensor) -> None:
-        """One step on batch ``index`` (R, B) of sample indices on the data's device."""
+    def __call__(self, index: torch.Tensor, active: torch.Tensor | None = None) -> None:
+        """One step on batch ``index`` (R, B) of sample indices on the data's device; ``active`` (R,) bool: the
+        runs that train (None: all)."""
+        if active is not None and not self.ragged:
+            raise ValueError("an active mask needs per-run run_samples (runs of unequal data sets)")
         if self.graph is not None and tuple(index.shape) == tuple(self.index.shape):
             self.index.copy_(index)
-            self.graph.replay()
+            if active is None:
+                self.graph.replay()
+            else:
+                self.active.copy_(active)
+                self.idle_graph.replay()
         else:
-            self._step(index)
+            self._step(index, active)

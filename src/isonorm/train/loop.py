@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from ..runtime import resolve_device
-from .batches import batch_slices, run_permutations
+from .batches import EpochPlan
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .history import epoch_rows, history_frame, untrained
@@ -48,24 +48,28 @@ class Step(Protocol):
     """One optimisation step of R stacked runs, and what the loop needs around it.
 
     ``model`` is what measures receive; ``n_samples`` the training samples per run (batch orders permute
-    ``range(n_samples)``); index batches go to ``device``; ``stats`` names the epoch statistics,
-    ``train_loss`` first (the loop stops runs on it).
+    ``range(n_samples)``), or one count per run for runs of unequal data sets (:class:`EpochPlan`: a run sits
+    out the steps after its own batches, and the step is then called with an ``active`` mask); index batches
+    go to ``device``; ``stats`` names the epoch statistics, ``train_loss`` first (the loop stops runs on it).
     """
 
     model: Any
     n_runs: int
-    n_samples: int
+    n_samples: int | Sequence[int]
     device: torch.device
     stats: tuple[str, ...]
 
     def epoch(self, epoch: int) -> ContextManager[None]:
         """Entered around an epoch's steps: train mode, zeroed accumulators, the epoch's seeded randomness."""
 
-    def __call__(self, index: torch.Tensor) -> None:
-        """One step on batch ``index`` (R, B) of sample indices, on ``device``."""
+    def __call__(self, index: torch.Tensor, active: torch.Tensor | None = None) -> None:
+        """One step on batch ``index`` (R, B) of sample indices, on ``device``; with ``active`` (R,) bool, the
+        inactive runs' parameters, buffers and statistics stay as they are (only steps with per-run
+        ``n_samples`` get one)."""
 
-    def epoch_stats(self, n_batches: int, n_samples: int) -> Mapping[str, torch.Tensor]:
-        """Each of ``stats`` as an (R,) tensor, after ``n_batches`` steps on ``n_samples`` samples per run."""
+    def epoch_stats(self, n_batches, n_samples) -> Mapping[str, torch.Tensor]:
+        """Each of ``stats`` as an (R,) tensor, after ``n_batches`` steps on ``n_samples`` samples per run (ints,
+        or (R,) float64 tensors for per-run ``n_samples``)."""
 
     def fingerprint(self) -> dict:
         """What of the step must match for a checkpoint to continue it (data and parameter shapes)."""
@@ -155,7 +159,9 @@ def train_epochs(
         rows, stopped = payload["history"], payload["stopped"]
         log.info("%s: resuming from %s after epoch %d", label, checkpoint, done)
     # the job's pace: the shapes preset's step cap and timings (isonorm.train.pace); a no-op in any other run
-    steps_per_epoch = sum(1 for _ in batch_slices(step.n_samples, config.batch_size, config.drop_last))
+    sizes = [step.n_samples] * n_runs if isinstance(step.n_samples, int) else list(step.n_samples)
+    plan = EpochPlan(sizes, config.batch_size, config.drop_last, step.device)
+    steps_per_epoch = plan.steps
     probe = training_probe(steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every, step.device)
     progress = Progress(label, config.epochs, done + 1, steps_per_epoch)  # rate and time left, in the job's log
     if done == 0 and config.measure_at_init and measure is not None:
@@ -169,15 +175,19 @@ def train_epochs(
         if not any(recordable(epoch)):  # every run stopped or capped (a checkpoint of a finished training)
             break
         progress.start_epoch(epoch)
-        order = run_permutations(step.n_samples, keys, epoch).to(step.device)
-        n_batches = n_seen = 0
+        order = plan.orders(keys, epoch).to(step.device)
+        n_steps = 0
         with step.epoch(epoch):
-            for columns in batch_slices(step.n_samples, config.batch_size, config.drop_last):
-                probe.step(lambda: step(order[:, columns]))  # (R, B): run r's mini-batch
-                n_batches, n_seen = n_batches + 1, n_seen + columns.stop - columns.start
-                progress.step(n_batches)
-                if probe.capped(n_batches):
+            for columns, mask in plan.batches():
+                if mask is None:
+                    probe.step(lambda: step(order[:, columns]))  # (R, B): run r's mini-batch
+                else:  # some runs' batches are done: they sit the step out
+                    probe.step(lambda: step(order[:, columns], mask))
+                n_steps += 1
+                progress.step(n_steps)
+                if probe.capped(n_steps):
                     break
+        n_batches, n_seen = plan.seen(n_steps)
         stats = {name: values.tolist() for name, values in step.epoch_stats(n_batches, n_seen).items()}  # host sync
         active = recordable(epoch)
         for r, run in enumerate(run_ids):

@@ -1,10 +1,12 @@
 """The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (meterez2024-fig4, C.0 "Training script").
 
-One job trains every activation of one depth and one data set — or one *stack* of data sets of equal
-train/test size and input shape, say ``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked
-computation (:class:`StackedBNMLP` with per-run activations and class counts, :class:`StackedSGDStep` with
-per-run data): a width-100 step is launch-bound on a GPU, so six runs cost what three do and stacking data
-sets halves the grid's cost. Torch BN with bias, the config's init, gain exponent, width, batch size and plain
+One job trains every activation of one depth and one data set — or one *stack* of data sets, say
+``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked computation (:class:`StackedBNMLP` with
+per-run activations, class counts and input widths, :class:`StackedSGDStep` with per-run data): a width-100
+step is launch-bound on a GPU, so six runs cost what three do and stacking data sets halves the grid's cost.
+Data sets of unequal size or input width share a stack too (``mnist+cifar10``, :func:`stack_split`): the
+smaller are zero-padded, a run's padding columns of fc_0 stay zero, and a run sits out the steps after its
+own epoch (:class:`isonorm.train.EpochPlan`), so each run trains as it would alone. Torch BN with bias, the config's init, gain exponent, width, batch size and plain
 SGD learning rate (`meterez2024: training:`; decisions C3, C4). Per epoch, as run.py:
 the running train loss/accuracy (train mode), a full test pass in eval mode (BN running statistics), then
 ``get_measurements`` on the fixed measurement batch — one forward+backward in train mode, which also updates
@@ -87,20 +89,24 @@ def measurement_index(n: int, batch_size: int, dataset: str) -> torch.Tensor:
 
 @torch.no_grad()
 def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: int,
-             run_data: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+             run_data: torch.Tensor, sizes: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Eval-mode mean loss and accuracy per run over (x, y) (running-stat BN, so the batching is immaterial):
-    ``x`` (K, N, D), ``y`` (K, N) for K data sets, ``run_data`` (R,) naming each run's data set."""
+    ``x`` (K, N, D), ``y`` (K, N) for K data sets, ``run_data`` (R,) naming each run's data set, ``sizes`` (K,)
+    each data set's own samples, its first rows (default N: the rest is a stack's padding)."""
     was_training = model.training
     model.eval()
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
     correct = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
-    n = 0
+    n = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
+    own = torch.tensor(sizes if sizes is not None else [x.shape[1]] * x.shape[0], device=x.device)[run_data, None]
     for start in sampled(range(0, x.shape[1], batch_size)):  # every batch but under a step cap (docs/cost.md)
         xb, targets = x[run_data, start:start + batch_size], y[run_data, start:start + batch_size]  # per run
-        n += targets.shape[1]
+        valid = torch.arange(start, start + targets.shape[1], device=x.device) < own  # (R, b): not padding
+        n += valid.sum(dim=1)
         logits = model(xb)  # (R, b, C)
-        loss += F.cross_entropy(logits.mT, targets, reduction="none").sum(dim=1).double()
-        correct += (logits.argmax(dim=-1) == targets).sum(dim=1).double()
+        losses = F.cross_entropy(logits.mT, targets, reduction="none")
+        loss += torch.where(valid, losses, 0.0).sum(dim=1).double()
+        correct += ((logits.argmax(dim=-1) == targets) & valid).sum(dim=1).double()
     model.train(was_training)
     return (loss / n).cpu().numpy(), (correct / n).cpu().numpy()
 
@@ -133,17 +139,28 @@ def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool)
     return out
 
 
-def _stack_data(members: Sequence[str], data_root: str, split: str, transform: str, device: torch.device):
-    """One split of every member, stacked to x (K, N, D), y (K, N); members must agree on N and D."""
+@dataclass
+class StackedSplit:
+    """One split of a stack's data sets: x (K, N, D) and y (K, N), data set k in the first ``sizes[k]`` rows and
+    ``dims[k]`` features, zero-padded to the largest (N, D) of the stack."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    sizes: list[int]
+    dims: list[int]
+
+
+def stack_split(members: Sequence[str], data_root: str, split: str, transform: str,
+                device: torch.device) -> StackedSplit:
+    """One split of every member, stacked (:class:`StackedSplit`): data sets of unequal size or input width
+    (MNIST's 60,000 × 784 with CIFAR-10's 50,000 × 3,072) are zero-padded to one shape."""
     loaded = [load_split(name, data_root, split, transform=transform, flatten=True, device=device) for name in members]
-    shapes = {name: tuple(part.x.shape) for name, part in zip(members, loaded)}
-    if len(set(shapes.values())) > 1:
-        raise ValueError(
-            f"meterez2024 training stack {'+'.join(members)}: the {split} splits differ in size or input shape "
-            f"{shapes}; stack only data sets of equal shape (config meterez2024: training: stacks:), or train "
-            "them alone by removing the stack"
-        )
-    return torch.stack([part.x for part in loaded]), torch.stack([part.y for part in loaded])
+    sizes, dims = [part.x.shape[0] for part in loaded], [part.x.shape[1] for part in loaded]
+    x = torch.zeros(len(loaded), max(sizes), max(dims), dtype=loaded[0].x.dtype, device=device)
+    y = torch.zeros(len(loaded), max(sizes), dtype=loaded[0].y.dtype, device=device)
+    for k, part in enumerate(loaded):
+        x[k, : sizes[k], : dims[k]], y[k, : sizes[k]] = part.x, part.y
+    return StackedSplit(x, y, sizes, dims)
 
 
 @dataclass
@@ -159,6 +176,8 @@ class GridTraining:
     depth: int
     run_data: torch.Tensor  # (R,): each run's data set in the stacked splits
     fingerprint: dict
+    sizes: list[int]  # (K,): each data set's training samples and input features, the first rows and columns
+    dims: list[int]  # of the stacked split
 
     @property
     def run_ids(self) -> list[str]:
@@ -172,10 +191,15 @@ class GridTraining:
 
 
 def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], depth: int, train_x: torch.Tensor,
-                  train_y: torch.Tensor, checkpoint: str | None = None) -> GridTraining:
+                  train_y: torch.Tensor, checkpoint: str | None = None, *, sizes: Sequence[int] | None = None,
+                  dims: Sequence[int] | None = None) -> GridTraining:
     """The engine set up for every activation of ``members`` at ``depth``, on the stacked training split
-    ``train_x`` (K, N, D), ``train_y`` (K, N); each run is trained to its data set's cap (``epochs_for``)."""
+    ``train_x`` (K, N, D), ``train_y`` (K, N); each run is trained to its data set's cap (``epochs_for``).
+    ``sizes`` and ``dims`` (K,): each data set's samples and input features when the split pads them
+    (:func:`stack_split`); its runs then sit out the steps after their own epoch and their fc_0 is padded."""
     runs = [(name, act) for act in acts for name in members]
+    sizes = list(sizes) if sizes is not None else [train_x.shape[1]] * len(members)
+    dims = list(dims) if dims is not None else [train_x.shape[-1]] * len(members)
     caps = tuple(epochs_for(cfg, name, depth) for name, _ in runs)
     device = train_x.device
     config = TrainConfig(
@@ -186,15 +210,19 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     classes = [dataset_spec(name).num_classes for name, _ in runs]
     architecture = model_config(cfg, train_x.shape[-1], max(classes), depth)
     generators = [run_generator(name, depth, act) for name, act in runs]
-    model = StackedBNMLP(architecture, generators, activations=[act for _, act in runs], classes=classes).to(device)
+    index = [list(members).index(name) for name, _ in runs]
+    model = StackedBNMLP(architecture, generators, activations=[act for _, act in runs], classes=classes,
+                         inputs=[dims[k] for k in index]).to(device)
     if cfg["fused_block"]:  # compiled on the step's first call: the warm-up before a CUDA graph's capture
         model.fuse_norm_act()
-    run_data = torch.tensor([list(members).index(name) for name, _ in runs], device=device)
+    run_data = torch.tensor(index, device=device)
     cuda_graph = {"auto": None, True: True, False: False}[cfg["cuda_graph"]]
     step = StackedSGDStep(model, train_x, train_y, len(runs), config.batch_size, config.optimizer.lr,
-                          cuda_graph=cuda_graph, run_data=run_data)
+                          cuda_graph=cuda_graph, run_data=run_data, run_samples=[sizes[k] for k in index])
     fingerprint = {"model": repr(architecture), "measure_on_copy": bool(cfg["measure_on_copy"])}
-    return GridTraining(step, config, runs, depth, run_data, fingerprint)
+    if len(set(dims)) > 1:  # the runs' own first layers: a checkpoint of other widths must not continue them
+        fingerprint["inputs"] = model.inputs
+    return GridTraining(step, config, runs, depth, run_data, fingerprint, sizes, dims)
 
 
 @dataclass
@@ -203,8 +231,8 @@ class GridMeasure:
     then the test set in eval mode and ``measure`` on the fixed measurement batch, every epoch (its train-mode
     forward updates the BN running statistics, C15), recorded at ``measure_epochs`` only."""
 
-    train: tuple[torch.Tensor, torch.Tensor]  # x (K, N, D), y (K, N)
-    test: tuple[torch.Tensor, torch.Tensor]
+    train: StackedSplit
+    test: StackedSplit
     run_data: torch.Tensor
     batch: tuple[torch.Tensor, torch.Tensor]  # each run's measurement batch, x (R, B, D), y (R, B)
     eval_batch_size: int
@@ -212,20 +240,23 @@ class GridMeasure:
     on_copy: bool
 
     @classmethod
-    def for_job(cls, cfg: Config, job: GridTraining, test_x: torch.Tensor, test_y: torch.Tensor) -> "GridMeasure":
+    def for_job(cls, cfg: Config, job: GridTraining, test: StackedSplit) -> "GridMeasure":
         x, y, rows = job.step.x, job.step.y, job.run_data.view(-1, 1)
-        index = torch.stack([measurement_index(x.shape[1], job.config.batch_size, name) for name, _ in job.runs])
+        sizes = [job.sizes[k] for k in job.run_data.tolist()]
+        index = torch.stack([measurement_index(n, job.config.batch_size, name) for n, (name, _) in zip(sizes, job.runs)])
         index = index.to(x.device)
-        return cls((x, y), (test_x, test_y), job.run_data, (x[rows, index], y[rows, index]),
+        return cls(StackedSplit(x, y, job.sizes, job.dims), test, job.run_data, (x[rows, index], y[rows, index]),
                    int(cfg["eval_batch_size"]), frozenset(int(e) for e in cfg["measure_epochs"]),
                    bool(cfg["measure_on_copy"]))
+
+    def evaluate(self, model: StackedBNMLP, split: StackedSplit) -> tuple[np.ndarray, np.ndarray]:
+        return evaluate(model, split.x, split.y, self.eval_batch_size, self.run_data, split.sizes)
 
     def __call__(self, model: StackedBNMLP, epoch: int) -> dict[str, np.ndarray]:
         values: dict[str, np.ndarray] = {}
         if epoch == 0:  # nothing trained yet: the training set is evaluated too
-            values["train_loss"], values["train_acc"] = evaluate(model, *self.train, self.eval_batch_size,
-                                                                  self.run_data)
-        values["test_loss"], values["test_acc"] = evaluate(model, *self.test, self.eval_batch_size, self.run_data)
+            values["train_loss"], values["train_acc"] = self.evaluate(model, self.train)
+        values["test_loss"], values["test_acc"] = self.evaluate(model, self.test)
         record = epoch in self.measure_epochs
         # run.py also measures at init (get_measurements after the epoch-0 evaluation, in train mode on the model
         # it then trains, so BN's running statistics take one step before training); here only when epoch 0 is
@@ -281,14 +312,15 @@ def train_grid_job(
     members = stack_members(dataset)
     acts = list(activations if activations is not None else cfg["activations"])
     target = resolve_device(device)
-    train_x, train_y = _stack_data(members, data_root, "train", cfg["transform"], target)
-    test_x, test_y = _stack_data(members, data_root, "test", cfg["transform"], target)
-    job = grid_training(cfg, members, acts, depth, train_x, train_y, checkpoint)
-    result = job.train(GridMeasure.for_job(cfg, job, test_x, test_y))
+    train = stack_split(members, data_root, "train", cfg["transform"], target)
+    test = stack_split(members, data_root, "test", cfg["transform"], target)
+    job = grid_training(cfg, members, acts, depth, train.x, train.y, checkpoint, sizes=train.sizes, dims=train.dims)
+    result = job.train(GridMeasure.for_job(cfg, job, test))
     return long_frame(result, job.runs, depth)
 
 
-__all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "long_frame", "stack_members",
+__all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "StackedSplit", "stack_split",
+           "long_frame", "stack_members",
            "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]
 
 
