@@ -9,7 +9,8 @@ Steps, in order (``--steps`` picks some):
   CUDA metrics and inits against the CPU);
 - ``meterez``: ``benchmarks/meterez_engine.py`` on CUDA (the meterez2024 grid's step against an eager loop);
 - ``fusion``: ``benchmarks/meterez_fusion.py`` on CUDA (the fused block of that step: CUDA kernels per step,
-  eager and fused, and the engine's CUDA-graph step with and without it);
+  eager and fused, and the engine's CUDA-graph step with and without it; the same for the joint job of a depth,
+  both its graphs, the one where every run trains and the one where the CIFAR runs sit out);
 - ``train_engine``: ``benchmarks/train_engine.py`` on CUDA (the stacked engine against the notebooks' loop);
 - ``shapes``: the shapes preset on CUDA (docs/cost.md): every data, checkpoint and GPU job of the paper run at
   paper sizes for a few steps, and its cost table, copied to ``benchmarks/results/cost-cuda-<date>.csv``. When
@@ -49,8 +50,8 @@ STEPS = {
     "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra"],
     "meterez": [PYTHON, "benchmarks/meterez_engine.py", "--device", "cuda", "--depths", "100", "500", "1000",
                 "--steps", "50"],
-    # the engine's fused block (`meterez2024: training: fused_block`, off until measured here): CUDA kernels per step
-    # and the CUDA-graph step, with and without it
+    # the engine's fused block (`meterez2024: training: fused_block`) and the joint job of a depth (all four data sets
+    # in one stack), both off until measured here: CUDA kernels per step and the CUDA-graph steps, with and without
     "fusion": [PYTHON, "benchmarks/meterez_fusion.py", "--device", "cuda", "--depths", "100", "500", "1000",
                "--steps", "50"],
     "train_engine": [PYTHON, "benchmarks/train_engine.py", "--device", "cuda", "--runs", "4", "--epochs", "3"],

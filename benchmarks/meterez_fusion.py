@@ -4,16 +4,17 @@ compiled into one block by ``torch.compile`` (Inductor), measured against the en
 grid at a fraction of its kernels).
 
 Both steps are the grid job's own (``training_grid.grid_training``, as ``meterez_engine.engine_step`` builds it),
-one with ``fused_block`` off and one with it on: torch's ``F.batch_norm`` in train mode over the (run, feature)
-channels with the running-stat update, the layer's gain as a tensor (so one compiled graph serves every layer),
-and each activation group of runs. It reports, per depth:
+one with ``fused_block`` off and one with it on: the block is the fc's bias add, torch's ``F.batch_norm`` in train
+mode over the (run, feature) channels with the running-stat update, the layer's gain as a tensor (so one compiled
+graph serves every layer), and each activation group of runs. It reports, per depth:
 
 - seconds per step on this CPU, eager and fused (the minimum of ``--repeats`` epochs of ``--steps`` steps), and
   the largest difference of any parameter after the same steps from the same start (float32);
 - operators per step of the eager step (``OpCounter``: forward, backward, update), the operators the block
   replaces (its eager forward and backward, counted alike), and the kernels Inductor generated for it
   (the ``cpp_fused`` kernels of its compiled forward and backward, read from the generated code); hence the
-  kernels per step of the fused step: eager − depth × (block's operators − block's kernels).
+  kernels per step of the fused step: eager − depth × (block's operators − 1 − block's kernels), the 1 being the
+  bias add, which the eager step does inside its ``baddbmm``.
 
 It also counts the step of the grid's *joint* job, all four data sets of a depth in one job (config
 ``stacks: [[cifar10, cifar100, mnist, fashionmnist]]``, 12 runs; :class:`isonorm.train.EpochPlan`): the step where
@@ -64,11 +65,11 @@ def block_counts(model, device: torch.device) -> tuple[int, int]:
     """(operators of the eager block's forward and backward, kernels of the compiled block's: C++ loops on a CPU,
     Triton kernels on a GPU, read from Inductor's generated code)."""
     runs, width = model.n_runs, GRID_CFG["width"]
-    args = lambda: (torch.randn(runs, width, BATCH, requires_grad=True, device=device),  # noqa: E731
-                    torch.tensor(0.5, device=device), torch.ones(runs, width, requires_grad=True, device=device),
-                    torch.zeros(runs, width, requires_grad=True, device=device), torch.zeros(runs, width, device=device),
-                    torch.ones(runs, width, device=device))
-    block = model.norm_act_block()  # the engine's block, eager: (h, gain, weight, bias, running mean and variance)
+    ones, zeros = (lambda grad=False: f((runs, width), requires_grad=grad, device=device)  # noqa: E731
+                   for f in (torch.ones, torch.zeros))
+    args = lambda: (torch.randn(runs, width, BATCH, requires_grad=True, device=device), zeros(True),  # noqa: E731
+                    torch.tensor(0.5, device=device), ones(True), zeros(True), zeros(), ones())
+    block = model.norm_act_block()  # the engine's block, eager: (W xᵀ, fc bias, gain, BN weight, bias, running stats)
     inputs = args()
     with OpCounter() as counter:
         block(*inputs).sum().backward()
@@ -183,11 +184,14 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     seconds = {kind: timed(job.step._step, index, steps, repeats, device) for kind, job in jobs.items()}
     diff = max((a - b).abs().max().item() for a, b in zip(jobs["eager"].step.model.parameters(), model.parameters()))
     block_ops, block_kernels = block_counts(model, device)
-    fused_kernels = counter.total - depth * (block_ops - block_kernels)
+    # the block's operators the eager step dispatches: all but the bias add, which it does inside its baddbmm (the
+    # fused step's bmm replaces that one for one); the bias's gradient, a sum, it does dispatch
+    replaced = block_ops - 1
+    fused_kernels = counter.total - depth * (replaced - block_kernels)
     joint = joint_counts(depth, device)
     for kind in ("full", "idle"):  # the block replaces the same operators in the joint job's steps
         joint[f"joint_fused_{kind}_kernels_per_step"] = (joint[f"joint_{kind}_ops_per_step"]
-                                                         - depth * (block_ops - block_kernels))
+                                                         - depth * (replaced - block_kernels))
     row = {"depth": depth, "device": str(device), "runs": model.n_runs, "eager_s_per_step": seconds["eager"],
            "fused_s_per_step": seconds["fused"], "speedup": seconds["eager"] / seconds["fused"],
            "compile_s": compile_s, "max_parameter_difference": diff, "eager_ops_per_step": counter.total,

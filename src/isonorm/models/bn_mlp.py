@@ -304,12 +304,16 @@ class StackedBNMLP(nn.Module):
         self.fused_norm_act = None  # fuse_norm_act(): the compiled block the training forward uses
 
     def norm_act_block(self):
-        """The eager block of one hidden layer after its ``fc``: ``block(h, gain, *norm_tensors)``, the norm in
-        train mode (torch BN with its running-stat update, or the paper's custom BN), the gain α_ℓ (a 0-dim tensor)
-        and each activation group, as :meth:`forward` computes them; ``norm_tensors`` are :meth:`norm_tensors`."""
+        """The eager block of one hidden layer after its weight product W xᵀ: ``block(h, bias, gain,
+        *norm_tensors)``, the fc's bias (R, d, or None), the norm in train mode (torch BN with its running-stat
+        update, or the paper's custom BN), the gain α_ℓ (a 0-dim tensor) and each activation group, as
+        :meth:`forward` computes them; ``norm_tensors`` are :meth:`norm_tensors`. The bias is in the block so that
+        its gradient, a sum over the batch, is computed by the block's backward and not by a kernel of its own."""
         config, sigmas, sizes = self.config, [sigma for sigma, _ in self.groups], self.group_sizes
 
-        def block(h: torch.Tensor, gain: torch.Tensor, *norm: torch.Tensor) -> torch.Tensor:
+        def block(h: torch.Tensor, bias: torch.Tensor | None, gain: torch.Tensor, *norm: torch.Tensor) -> torch.Tensor:
+            if bias is not None:
+                h = h + bias.unsqueeze(2)
             if config.norm == "torch_bn":
                 h = stacked_batch_norm(h, *norm, training=True)
             elif config.norm == "bn":
@@ -357,7 +361,9 @@ class StackedBNMLP(nn.Module):
         records: dict[str, list[torch.Tensor]] = {"fc": [], "norm": [], "act": []}
         if self.fused_norm_act is not None and self.training and not trace:
             for layer in range(self.config.depth):
-                xt = self.fused_norm_act(self.fc[layer](xt), self.gain_values[layer], *self.norm_tensors(layer))
+                fc = self.fc[layer]
+                xt = self.fused_norm_act(torch.bmm(fc.weight, xt), fc.bias, self.gain_values[layer],
+                                         *self.norm_tensors(layer))
             return self._logits(xt)
         for layer in range(self.config.depth):
             h = self.fc[layer](xt)
