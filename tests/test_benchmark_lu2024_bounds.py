@@ -1,0 +1,55 @@
+"""benchmarks/lu2024_bounds.py: its counts are those of the jobs' own steps, it finds each job's H100 row, and its
+verdict follows the floors (a verdict that cannot say "arithmetic" or "neither" would say nothing)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, script_module
+
+
+@pytest.fixture(scope="module")
+def bounds():
+    return script_module(REPO / "benchmarks" / "lu2024_bounds.py")
+
+
+def test_the_fnn_step_counts_its_products_and_finds_its_h100_row(bounds):
+    lu = bounds.lu2024_config()
+    rule, wildcards, build = bounds.image_jobs(lu)["FNN, Table 1 (norm_res, GELU, Adam)"]
+    counted = bounds.count(build().step, repeats=1)
+    fnn = lu["fnn"]
+    width, blocks, batch = fnn["width"], fnn["blocks"], fnn["batch_size"]
+    weights = 784 * width + blocks * width * width + width * 10  # model (F) on MNIST: in, hidden blocks, out
+    # forward, the backward's two products per layer, but none for the gradient of the images
+    assert counted["flop"] == 2 * batch * (3 * weights - 784 * width)
+    assert 0 < counted["ops"] < 1000
+    row = bounds.shapes_row(pd.read_csv(bounds.SHAPES_CUDA), rule, wildcards)
+    assert row is not None and row.rule == "lu2024_table1" and row.seconds_per_step > 0
+    assert bounds.shapes_row(pd.read_csv(bounds.SHAPES_CUDA), "lu2024_simple_cnn", {"item": "table2",
+                                                                                     "optimizer": "adam"}) is None
+
+
+def test_the_verdict_follows_the_floors(bounds):
+    flop, ops = 1e12, 1000
+    floor = flop / (bounds.PEAK_TFLOPS["float32"] * 1e12)
+    assert bounds.bounds(flop, ops, "float32", floor * 2)["verdict"] == "arithmetic"
+    eager = ops * bounds.EAGER_SECONDS_PER_OP_H100
+    small = bounds.bounds(1e6, ops, "float32", eager)
+    assert small["verdict"] == "launches and their host work" and small["us_per_op"] == pytest.approx(eager / ops * 1e6)
+    assert bounds.bounds(1e6, ops, "float32", 10 * eager)["verdict"].startswith("neither")
+    unmeasured = bounds.bounds(flop, ops, "tf32", None)
+    assert unmeasured["verdict"] == "not measured on a GPU" and math.isclose(
+        unmeasured["launch_floor_s"], ops * bounds.SECONDS_PER_KERNEL_H100)
+
+
+def test_the_unmeasured_jobs_are_projected_at_the_measured_jobs_median_time_per_operator(bounds):
+    rows = [{"us_per_op": us, "paper_steps": 100, "h100_s_per_step": 1.0} for us in (20.0, 30.0, 40.0)]
+    rows.append({"us_per_op": 500.0, "h100_s_per_step": 1.0})  # a micro-batch row without paper steps: not an image job
+    todo = {"ops": 1000, "paper_steps": 7200, "jobs": 2, "h100_s_per_step": None}
+    summary = bounds.project_unmeasured([*rows, todo])
+    assert summary["us_per_op"] == 30.0 and summary["jobs"] == 2
+    assert todo["projected_s_per_step"] == pytest.approx(0.03)
+    assert summary["hours"] == pytest.approx(0.03 * 7200 * 2 / 3600)
