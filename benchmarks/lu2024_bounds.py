@@ -26,9 +26,14 @@ and the verdict:
 The LoRA job's model is Qwen-7B at full width (``isonorm.checkpoints.full_size``); FLOP are counted on a
 one- and a two-layer model at full width (linear in depth: the 152k-token output layer once, each decoder layer
 alike) and extrapolated to 32 layers; operators likewise on a narrow model of the same structure (their count
-does not depend on width). Its micro-batches hold one example of ``--lora-tokens`` tokens. Usage:
+does not depend on width). Its micro-batches hold one example of ``--lora-tokens`` tokens.
 
-    OMP_NUM_THREADS=2 python benchmarks/lu2024_bounds.py            # ~5 min on a 2-core CPU, ~6 GB of memory
+With ``--device cuda`` (a step of ``gpu_acceptance.py``) every step is timed on the GPU itself instead of read
+from the shapes table, and the LoRA micro-batch is profiled: its wall time, the time its CUDA kernels ran and
+their count, which say whether it waits on the host, on launches or on arithmetic. Usage:
+
+    OMP_NUM_THREADS=2 python benchmarks/lu2024_bounds.py            # ~3 min on a 2-core CPU, ~7 GB of memory
+    python benchmarks/lu2024_bounds.py --device cuda               # ~1 min on an H100
 """
 
 from __future__ import annotations
@@ -93,22 +98,22 @@ def lu2024_config() -> dict[str, Any]:
 
 
 def image_step(factory: Callable[[], torch.nn.Module], cfg: dict, optimizer: str, dataset: str, flatten: bool,
-               augment: bool, running_accuracy: bool) -> Callable[[], None]:
+               augment: bool, running_accuracy: bool, device: torch.device) -> Callable[[], None]:
     """The engine's VmapStep of one seed (the paper's [42]) on a random batch of the data set's shape."""
     spec = dataset_spec(dataset)
     batch = int(cfg["batch_size"])
     shape = (math.prod(spec.image_shape),) if flatten else (spec.channels, *spec.image_shape[:2])
-    x, y = torch.randn(batch, *shape), torch.randint(0, spec.num_classes, (batch,))
-    stacked = StackedModels([seeded_model(factory, 42)], torch.device("cpu"))
+    x, y = torch.randn(batch, *shape, device=device), torch.randint(0, spec.num_classes, (batch,), device=device)
+    stacked = StackedModels([seeded_model(factory, 42)], device)
     config = TrainConfig("bounds", dataset, epochs=1, batch_size=batch,
-                         optimizer=optimizer_config(cfg, optimizer, "bounds"), device=torch.device("cpu"))
+                         optimizer=optimizer_config(cfg, optimizer, "bounds"), device=device)
     hook = None
     if augment:
         hook = crop_flip_augment(fill=padding_fill(resolve_normalization(cfg["transform"], dataset)),
                                  padding=int(cfg["crop_padding"]))
     step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, hook,
                     running_accuracy)
-    index = torch.arange(batch).view(1, -1)
+    index = torch.arange(batch, device=device).view(1, -1)
 
     def one() -> None:
         with step.epoch(1):
@@ -116,7 +121,7 @@ def image_step(factory: Callable[[], torch.nn.Module], cfg: dict, optimizer: str
     return one
 
 
-def image_jobs(lu: dict) -> dict[str, tuple[str, dict[str, str], Callable[[], Built]]]:
+def image_jobs(lu: dict, device: torch.device) -> dict[str, tuple[str, dict[str, str], Callable[[], Built]]]:
     """name → (rule, wildcards of its shapes row, builder), one job per model family, batch size and variant."""
     fnn, cnn, res = lu["fnn"], lu["simple_cnn"], lu["resnet18"]
 
@@ -126,8 +131,8 @@ def image_jobs(lu: dict) -> dict[str, tuple[str, dict[str, str], Callable[[], Bu
         TF32 convolutions (ResNet-18 also counts its running accuracy, config `train_accuracy`)."""
         cfg = {**family, **lu[item]}
         augment, accuracy = images and bool(cfg.get("augment")), bool(cfg.get("train_accuracy"))
-        return lambda: Built(image_step(make(cfg), cfg, optimizer, cfg["dataset"], not images, augment, accuracy),
-                             "tf32" if images else "float32", paper_steps(cfg), jobs)
+        return lambda: Built(image_step(make(cfg), cfg, optimizer, cfg["dataset"], not images, augment, accuracy,
+                                        device), "tf32" if images else "float32", paper_steps(cfg), jobs)
 
     def fnn_job(item: str, variant: str, activation: str, optimizer: str) -> Callable[[], Built]:
         return job(fnn, item, lambda cfg: fnn_factory(cfg, variant, activation, cfg["dataset"]), optimizer, False)
@@ -167,19 +172,19 @@ def image_jobs(lu: dict) -> dict[str, tuple[str, dict[str, str], Callable[[], Bu
 WIKITEXT2_VOCAB = 33_278  # the word vocabulary of WikiText-2 (config.yaml data: corpora: wikitext2)
 
 
-def transformer_job(lu: dict) -> Callable[[], Built]:
+def transformer_job(lu: dict, device: torch.device) -> Callable[[], Built]:
     """The Table-5 Transformer's step: one seed, a batch of ``batch_size`` windows of ``bptt`` tokens, Adam."""
     cfg = lu["table5_transformer"]
 
     def build() -> Built:
         batch, bptt = int(cfg["batch_size"]), int(cfg["bptt"])
-        x = torch.randint(0, WIKITEXT2_VOCAB, (batch, bptt))
-        stacked = StackedModels(build_models({**cfg, "seeds": [42]}, WIKITEXT2_VOCAB), torch.device("cpu"))
+        x = torch.randint(0, WIKITEXT2_VOCAB, (batch, bptt), device=device)
+        stacked = StackedModels(build_models({**cfg, "seeds": [42]}, WIKITEXT2_VOCAB), device)
         optimizer = optimizer_config({"optimizers": {"adam": {"lr": cfg["optimizer"]["lr"]}}}, "adam", "bounds")
         config = TrainConfig("bounds", "transformer", epochs=1, batch_size=batch, optimizer=optimizer,
-                             device=torch.device("cpu"))
+                             device=device)
         step = VmapStep(stacked, build_optimizer(stacked.params.values(), optimizer), x, x.roll(-1, 1), config)
-        index = torch.arange(batch).view(1, -1)
+        index = torch.arange(batch, device=device).view(1, -1)
 
         def one() -> None:
             with step.epoch(1):
@@ -231,14 +236,44 @@ def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
             "flop_per_layer": flop[2] - flop[1], "ops_per_layer": ops[2] - ops[1]}
 
 
-def count(step: Callable[[], None], repeats: int) -> dict[str, float]:
-    """FLOP and operators of one call of ``step`` (after a warm-up call), and its CPU seconds (minimum)."""
+def synced(work: Callable[[], None], device: torch.device) -> Callable[[], None]:
+    """``work`` that returns once the device has finished it."""
+    def run() -> None:
+        work()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    return run
+
+
+def count(step: Callable[[], None], repeats: int, device: torch.device) -> dict[str, float]:
+    """FLOP and operators of one call of ``step`` (after a warm-up call), and its seconds on ``device`` (the
+    minimum of ``repeats``)."""
     step()
     with FlopCounterMode(display=False) as flops:
         step()
     with OpCounter() as ops:
         step()
-    return {"flop": flops.get_total_flops(), "ops": ops.total, "cpu_s": best_of(repeats, step)}
+    return {"flop": flops.get_total_flops(), "ops": ops.total, "seconds": best_of(repeats, synced(step, device))}
+
+
+def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float]:
+    """On a GPU, the micro-batch the shapes preset timed (2 of Qwen-7B's layers at full width, the job's bfloat16):
+    its wall seconds, the seconds its CUDA kernels ran and how many there were (the profiler's), so that the
+    next GPU says whether it waits on the host (kernel time ≪ wall), on launches or on arithmetic."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cfg = lu["table5"]["lora"]
+    model = lora_model(2, False, cfg["targets"]["qwen2"], int(cfg["rank"]), int(cfg["alpha"]))
+    model = model.to(device=device, dtype=torch.bfloat16)
+    ids = torch.randint(0, model.config.vocab_size, (1, tokens), device=device)
+    micro = synced(lambda: model(input_ids=ids, labels=ids).loss.backward(), device)
+    wall = best_of(3, micro)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        micro()
+    kernels = sum(1 for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA)
+    kernel_us = sum(event.self_device_time_total for event in prof.key_averages())  # every kernel, once
+    return {"wall_s": wall, "cuda_kernel_s": kernel_us * 1e-6, "cuda_kernels": kernels}
 
 
 def shapes_row(table: pd.DataFrame, rule: str, wildcards: dict[str, str]) -> pd.Series | None:
@@ -252,7 +287,7 @@ def bounds(flop: float, ops: float, precision: str, seconds: float | None) -> di
     """The floors of a step on the H100 and, when its seconds were measured there, what they imply."""
     row: dict[str, Any] = {
         "arithmetic_floor_s": flop / (PEAK_TFLOPS[precision] * 1e12), "launch_floor_s": ops * SECONDS_PER_KERNEL_H100,
-        "eager_dispatch_s": ops * EAGER_SECONDS_PER_OP_H100, "h100_s_per_step": seconds,
+        "eager_dispatch_s": ops * EAGER_SECONDS_PER_OP_H100, "gpu_s_per_step": seconds,
     }
     if seconds is None or not math.isfinite(seconds):
         row["verdict"] = "not measured on a GPU"
@@ -274,7 +309,7 @@ def project_unmeasured(rows: list[dict]) -> dict[str, Any]:
     step, each row's hours for the jobs it stands for, and their sum. Training steps only, like the measured ones'
     ``seconds_per_step``."""
     measured = [row["us_per_op"] for row in rows if "us_per_op" in row and row.get("paper_steps")]
-    todo = [row for row in rows if row.get("h100_s_per_step") is None and row.get("paper_steps")]
+    todo = [row for row in rows if row.get("gpu_s_per_step") is None and row.get("paper_steps")]
     if not measured or not todo:
         return {}
     us = float(pd.Series(measured).median())
@@ -291,26 +326,32 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lora-tokens", type=int, default=70,
                         help="tokens of a LoRA micro-batch (70: about the shapes preset's synthetic examples)")
     parser.add_argument("--skip-lora", action="store_true")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: time every step on the GPU instead of reading the shapes table, and profile the "
+                             "LoRA micro-batch (a step of gpu_acceptance.py)")
     return parser.parse_args(argv)
 
 
 def main() -> None:
     args = parse_arguments()
+    device = torch.device(args.device)
+    on_gpu = device.type == "cuda"
     lu = lu2024_config()
     table = pd.read_csv(SHAPES_CUDA)
     rows = []
-    jobs = {**image_jobs(lu), "Transformer, Table 5 (a)": ("lu2024_table5_transformer", {}, transformer_job(lu))}
+    jobs = {**image_jobs(lu, device),
+            "Transformer, Table 5 (a)": ("lu2024_table5_transformer", {}, transformer_job(lu, device))}
     for name, (rule, wildcards, build) in jobs.items():
         built = build()
-        counted = count(built.step, args.repeats)
+        counted = count(built.step, args.repeats, device)
         measured = shapes_row(table, rule, wildcards)
-        seconds = None if measured is None else float(measured.seconds_per_step)
+        seconds = counted["seconds"] if on_gpu else None if measured is None else float(measured.seconds_per_step)
         rows.append({"job": name, "rule": rule, "wildcards": wildcards, "precision": built.precision, **counted,
                      "paper_steps": built.paper_steps, "jobs": built.jobs,
                      **bounds(counted["flop"], counted["ops"], built.precision, seconds)})
         print(f"{name}: {counted['flop'] / 1e9:.2f} GFLOP, {counted['ops']} ops per step; " + ", ".join(
             f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()
-            if k in ("arithmetic_floor_s", "launch_floor_s", "h100_s_per_step", "us_per_op", "verdict")))
+            if k in ("arithmetic_floor_s", "launch_floor_s", "gpu_s_per_step", "us_per_op", "verdict")))
     unmeasured = project_unmeasured(rows)
     if unmeasured:
         print(f"the image jobs the H100 did not run: {unmeasured['hours']:.2f} GPU-hours for {unmeasured['jobs']} jobs "
@@ -320,6 +361,9 @@ def main() -> None:
         micro = int(lu["table5"]["lora"]["grad_accumulation"])
         measured = shapes_row(table, "lu2024_table5_lora", {})
         seconds = None if measured is None else float(measured.seconds_per_step) / micro  # per micro-batch
+        if on_gpu:
+            lora |= lora_profile(lu, args.lora_tokens, device)
+            seconds = lora["wall_s"]
         # the shapes row timed the 2-layer model: its floors are the 2-layer counts'
         rows.append({"job": f"LoRA, Table 5 (d), one micro-batch of {args.lora_tokens} tokens, 2 of 32 layers",
                      "rule": "lu2024_table5_lora", "precision": "bfloat16", **lora,
@@ -328,14 +372,15 @@ def main() -> None:
         print(f"LoRA micro-batch: {lora['flop_2_layers'] / 1e12:.3f} TFLOP and {lora['ops_2_layers']} ops at 2 "
               f"layers, {lora['flop'] / 1e12:.3f} TFLOP and {lora['ops']} ops at 32; " + ", ".join(
                   f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()
-                  if k in ("arithmetic_floor_s", "launch_floor_s", "h100_s_per_step", "us_per_op", "verdict")))
-    out = RESULTS / f"lu2024-bounds-cpu-{dt.date.today().isoformat()}.json"
+                  if k in ("arithmetic_floor_s", "launch_floor_s", "gpu_s_per_step", "us_per_op", "verdict")))
+    out = RESULTS / f"lu2024-bounds-{device.type}-{dt.date.today().isoformat()}.json"
     write_text_atomically(out, json.dumps({
         "benchmark": "lu2024_bounds", "date": dt.date.today().isoformat(), "args": vars(args),
         "peak_tflops_h100": PEAK_TFLOPS, "seconds_per_kernel_h100": SECONDS_PER_KERNEL_H100,
-        "eager_seconds_per_op_h100": EAGER_SECONDS_PER_OP_H100, "measured": SHAPES_CUDA.name,
+        "eager_seconds_per_op_h100": EAGER_SECONDS_PER_OP_H100,
+        "measured": torch.cuda.get_device_name(device) if on_gpu else f"{SHAPES_CUDA.name} (NVIDIA H100 80GB HBM3)",
         "threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "results": rows, "unmeasured_image_jobs": unmeasured, "provenance": provenance("cpu")}, indent=1,
+        "results": rows, "unmeasured_image_jobs": unmeasured, "provenance": provenance(device.type)}, indent=1,
         default=str) + "\n")
     print(f"wrote {out}")
 

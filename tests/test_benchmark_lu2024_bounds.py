@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 import pytest
+import torch
 
 from conftest import REPO, script_module
 
@@ -18,8 +19,8 @@ def bounds():
 
 def test_the_fnn_step_counts_its_products_and_finds_its_h100_row(bounds):
     lu = bounds.lu2024_config()
-    rule, wildcards, build = bounds.image_jobs(lu)["FNN, Table 1 (norm_res, GELU, Adam)"]
-    counted = bounds.count(build().step, repeats=1)
+    rule, wildcards, build = bounds.image_jobs(lu, torch.device("cpu"))["FNN, Table 1 (norm_res, GELU, Adam)"]
+    counted = bounds.count(build().step, repeats=1, device=torch.device("cpu"))
     fnn = lu["fnn"]
     width, blocks, batch = fnn["width"], fnn["blocks"], fnn["batch_size"]
     weights = 784 * width + blocks * width * width + width * 10  # model (F) on MNIST: in, hidden blocks, out
@@ -46,10 +47,18 @@ def test_the_verdict_follows_the_floors(bounds):
 
 
 def test_the_unmeasured_jobs_are_projected_at_the_measured_jobs_median_time_per_operator(bounds):
-    rows = [{"us_per_op": us, "paper_steps": 100, "h100_s_per_step": 1.0} for us in (20.0, 30.0, 40.0)]
-    rows.append({"us_per_op": 500.0, "h100_s_per_step": 1.0})  # a micro-batch row without paper steps: not an image job
-    todo = {"ops": 1000, "paper_steps": 7200, "jobs": 2, "h100_s_per_step": None}
+    rows = [{"us_per_op": us, "paper_steps": 100, "gpu_s_per_step": 1.0} for us in (20.0, 30.0, 40.0)]
+    rows.append({"us_per_op": 500.0, "gpu_s_per_step": 1.0})  # a micro-batch row without paper steps: not an image job
+    todo = {"ops": 1000, "paper_steps": 7200, "jobs": 2, "gpu_s_per_step": None}
     summary = bounds.project_unmeasured([*rows, todo])
     assert summary["us_per_op"] == 30.0 and summary["jobs"] == 2
     assert todo["projected_s_per_step"] == pytest.approx(0.03)
     assert summary["hours"] == pytest.approx(0.03 * 7200 * 2 / 3600)
+
+
+def test_the_lora_profile_runs_a_micro_batch_of_the_job_model(bounds, monkeypatch):
+    """The GPU step's LoRA profile, on a narrow model of the same structure on the CPU (no kernels to count here)."""
+    full = bounds.lora_model
+    monkeypatch.setattr(bounds, "lora_model", lambda layers, narrow, *rest: full(layers, True, *rest))
+    profiled = bounds.lora_profile(bounds.lu2024_config(), 8, torch.device("cpu"))
+    assert profiled["wall_s"] > 0 and profiled["cuda_kernels"] == 0 and profiled["cuda_kernel_s"] == 0

@@ -41,7 +41,7 @@ def test_the_dry_run_starts_every_step(tmp_path):
     collected = (logs / "tests.log").read_text()
     assert "test_cuda_graph_step_equals_eager_step" in collected  # the GPU tests import and are selected
     assert "This was a dry-run" in (logs / "shapes.log").read_text()  # the shapes DAG on CUDA is planned
-    assert set(done.stdout.split()) >= {"[tests]", "[meterez]", "[fusion]", "[train_engine]", "[shapes]"}
+    assert set(done.stdout.split()) >= {"[tests]", "[meterez]", "[fusion]", "[lu2024]", "[train_engine]", "[shapes]"}
 
 
 def test_a_step_that_would_not_start_fails_the_dry_run(tmp_path, monkeypatch):
