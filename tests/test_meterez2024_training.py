@@ -108,7 +108,7 @@ def test_data_set_stack_equals_each_data_set_alone(stacked, data_root) -> None:
     assert np.isfinite(w_last).all()  # φ(W_L) on cifar10's own 10 rows, not the 90 zero rows of padding
 
 
-def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root) -> None:
+def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root, tmp_path) -> None:
     """cifar10+mnist in one job, as the grid's one job per depth on a GPU (benchmarks/README.md): 100 samples of
     3,072 features and 80 of 784, so MNIST's runs take a zero-padded fc_0 and sit out the epoch's fifth step;
     each run's rows are those it has trained alone (cifar10's bit for bit: the padding changes none of its sums)."""
@@ -119,6 +119,12 @@ def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root) -> None:
     other = pair[pair.dataset == "mnist"].reset_index(drop=True)
     pd.testing.assert_frame_equal(other[tg.COLUMNS[:-1]], alone[tg.COLUMNS[:-1]])
     np.testing.assert_allclose(other.value, alone.value, rtol=1e-5, atol=1e-6)
+    ckpt = str(tmp_path / "pair.pt")  # resumed after epoch 1, it goes on as if never stopped
+    tg.train_grid_job({**CFG, "epochs": 1}, data_root=data_root, dataset="cifar10+mnist", device="cpu", depth=4,
+                      checkpoint=ckpt)
+    resumed = tg.train_grid_job(CFG, data_root=data_root, dataset="cifar10+mnist", device="cpu", depth=4,
+                                checkpoint=ckpt)
+    pd.testing.assert_frame_equal(resumed, pair, check_exact=True)
     with pytest.raises(ValueError, match="full batches of 30"):  # 80 MNIST samples leave a short batch
         tg.train_grid_job({**CFG, "batch_size": 30}, data_root=data_root, dataset="cifar10+mnist", device="cpu",
                           depth=2)

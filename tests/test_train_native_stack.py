@@ -69,13 +69,14 @@ def test_fast_step_equals_eager_single_runs_with_torch_sgd(fused: bool) -> None:
         torch.testing.assert_close(model.fc[-1].bias[r], ref[-1].bias, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("norm", ["bn", "none"])
-def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str) -> None:
-    """The paper's custom BN (mean reduction, no ε) and no norm; torch BN is the test above. Evaluation and traces
-    stay on the eager layers, so eval-mode logits of the two models agree too."""
+@pytest.mark.parametrize("norm, bias", [("bn", True), ("none", True), ("torch_bn", False)])
+def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str, bias: bool) -> None:
+    """The paper's custom BN (mean reduction, no ε), no norm, and torch BN without the fc's bias (the block adds
+    the bias when there is one); torch BN with bias is the test above. Evaluation and traces stay on the eager
+    layers, so eval-mode logits of the two models agree too."""
     from dataclasses import replace
 
-    config = replace(CONFIG, norm=norm, mean_reduction=True)
+    config = replace(CONFIG, norm=norm, mean_reduction=True, bias=bias)
     eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False, config=config)
     fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, config=config)
     assert fused.fused_norm_act is not None and eager.fused_norm_act is None
