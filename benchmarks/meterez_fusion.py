@@ -258,15 +258,16 @@ def main() -> None:
         print(f"depth {depth} on {device}: eager {row['eager_s_per_step'] * 1e3:.1f} ms/step, fused "
               f"{row['fused_s_per_step'] * 1e3:.1f} ms/step ({row['speedup']:.2f}×, compiled in "
               f"{row['compile_s']:.0f} s); ops/kernels per step {row['eager_ops_per_step']} → "
-              f"{row['fused_kernels_per_step']} ({row['kernel_ratio']:.2f}× fewer; the block: {row['block_ops']} ops → "
-              f"{row['block_kernels']} kernels); largest parameter difference {row['max_parameter_difference']:.1e}")
+              f"{row['fused_kernels_per_step']} ({row['kernel_ratio']:.2f}× fewer; the block: {row['block_ops']} ops "
+              f"→ {row['block_kernels']} kernels); largest parameter difference "
+              f"{row['max_parameter_difference']:.1e}")
         print(f"  joint job (12 runs): ops per step {row['joint_full_ops_per_step']}, sitting out "
               f"{row['joint_idle_ops_per_step']}; fused kernels {row['joint_fused_full_kernels_per_step']}, sitting "
               f"out {row['joint_fused_idle_kernels_per_step']}")
         if "graph_speedup" in row:
-            print(f"  CUDA kernels per step {row['eager_cuda_kernels_per_step']} → {row['fused_cuda_kernels_per_step']};"
-                  f" CUDA graph {row['eager_graph_s_per_step'] * 1e3:.2f} → {row['fused_graph_s_per_step'] * 1e3:.2f} "
-                  f"ms/step ({row['graph_speedup']:.2f}×)")
+            print(f"  CUDA kernels per step {row['eager_cuda_kernels_per_step']} → "
+                  f"{row['fused_cuda_kernels_per_step']}; CUDA graph {row['eager_graph_s_per_step'] * 1e3:.2f} → "
+                  f"{row['fused_graph_s_per_step'] * 1e3:.2f} ms/step ({row['graph_speedup']:.2f}×)")
     hours = projected_grid_hours(rows)
     print("projected paper grid, training steps: " + ", ".join(f"{name} {h:.1f} h" for name, h in hours.items()))
     out = RESULTS / f"meterez-fusion-{device.type}-{dt.date.today().isoformat()}.json"

@@ -241,9 +241,9 @@ class StackedBNMLP(nn.Module):
     an argmax. ``inputs`` (optional, one count ≤ ``config.in_features`` per run) likewise gives runs of fewer
     input features, so MNIST (784) shares a stack with CIFAR-10 (3,072): run r's fc_0 is drawn with ``inputs[r]``
     columns and zero-padded to ``config.in_features``; its inputs are zero-padded too (the caller's), so the
-    padding columns meet zeros, get zero gradients and stay zero. Parameters ``fc.{ℓ}.weight`` (R, out, in), ``fc.{ℓ}.bias`` (R, out); with torch_bn also
-    ``norm.{ℓ}.weight/bias`` (R, d) and buffers ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default
-    (C.0: BN uses batch statistics at init).
+    padding columns meet zeros, get zero gradients and stay zero. Parameters ``fc.{ℓ}.weight`` (R, out, in),
+    ``fc.{ℓ}.bias`` (R, out); with torch_bn also ``norm.{ℓ}.weight/bias`` (R, d) and buffers
+    ``norm.{ℓ}.running_mean/var`` (R, d). Train mode by default (C.0: BN uses batch statistics at init).
     """
 
     def __init__(

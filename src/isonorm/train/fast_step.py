@@ -6,10 +6,11 @@ one, (2) gathers the mini-batch on the device from a static index buffer, (3) up
 one ``torch._foreach_add_`` (what ``torch.optim.SGD(foreach=True)`` does for plain SGD, so the numbers are
 the same), (4) accumulates the running loss and correct counts on the device (no host sync per step), and
 (5) on CUDA captures all of it in one ``torch.cuda.CUDAGraph`` (torch docs, "whole network capture"), so a
-step is one graph replay. On the CPU it runs eagerly. Runs of unequal data sets share the step (``run_samples``): a
-run whose epoch is done sits out the longest run's remaining steps (:class:`isonorm.train.batches.EpochPlan`),
-through a second graph that zeroes its loss term and restores its BatchNorm running statistics. It is a step of the engine (``loop.Step``): the epoch
-loop, resume, stops and measurements are :func:`isonorm.train.loop.train_epochs`.
+step is one graph replay. On the CPU it runs eagerly. Runs of unequal data sets share the step
+(``run_samples``): a run whose epoch is done sits out the longest run's remaining steps
+(:class:`isonorm.train.batches.EpochPlan`), through a second graph that zeroes its loss term and restores its
+BatchNorm running statistics. It is a step of the engine (``loop.Step``): the epoch loop, resume, stops and
+measurements are :func:`isonorm.train.loop.train_epochs`.
 
 The loss is Σ_r mean_b CE_r: run r's parameters only enter its own term, so each run gets exactly the
 gradient a separate training would (module docstring of ``vmap_step.py``).

@@ -6,8 +6,9 @@ per-run activations, class counts and input widths, :class:`StackedSGDStep` with
 step is launch-bound on a GPU, so six runs cost what three do and stacking data sets halves the grid's cost.
 Data sets of unequal size or input width share a stack too (``mnist+cifar10``, :func:`stack_split`): the
 smaller are zero-padded, a run's padding columns of fc_0 stay zero, and a run sits out the steps after its
-own epoch (:class:`isonorm.train.EpochPlan`), so each run trains as it would alone. Torch BN with bias, the config's init, gain exponent, width, batch size and plain
-SGD learning rate (`meterez2024: training:`; decisions C3, C4). Per epoch, as run.py:
+own epoch (:class:`isonorm.train.EpochPlan`), so each run trains as it would alone. Torch BN with bias, the
+config's init, gain exponent, width, batch size and plain SGD learning rate (`meterez2024: training:`; decisions
+C3, C4). Per epoch, as run.py:
 the running train loss/accuracy (train mode), a full test pass in eval mode (BN running statistics), then
 ``get_measurements`` on the fixed measurement batch — one forward+backward in train mode, which also updates
 the BN running statistics (C15 faithful; ``measure_on_copy`` measures a deep copy instead). Epoch 0 is
@@ -243,7 +244,8 @@ class GridMeasure:
     def for_job(cls, cfg: Config, job: GridTraining, test: StackedSplit) -> "GridMeasure":
         x, y, rows = job.step.x, job.step.y, job.run_data.view(-1, 1)
         sizes = [job.sizes[k] for k in job.run_data.tolist()]
-        index = torch.stack([measurement_index(n, job.config.batch_size, name) for n, (name, _) in zip(sizes, job.runs)])
+        index = torch.stack([measurement_index(n, job.config.batch_size, name)
+                             for n, (name, _) in zip(sizes, job.runs)])
         index = index.to(x.device)
         return cls(StackedSplit(x, y, job.sizes, job.dims), test, job.run_data, (x[rows, index], y[rows, index]),
                    int(cfg["eval_batch_size"]), frozenset(int(e) for e in cfg["measure_epochs"]),
