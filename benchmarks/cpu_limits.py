@@ -5,7 +5,10 @@ and the normal draws per second of ``torch.randn`` in float32 (the fastest gener
 beside it). Each workload is timed with the project's own function, and its irreducible work is counted from its
 settings: the normal draws it needs and the floating-point operations of its matrix products. Its *limit* is the
 seconds that work takes at the machine's rates (draws / draw rate + FLOP / FLOP rate); *at limit* = limit /
-measured seconds, 100 % meaning nothing is left but the draws and the products.
+measured seconds, 100 % meaning nothing is left but the draws and the products. The meterez2024 step's products
+are small (6 runs' 100 × 100 by 100 × 100, batched), which no BLAS runs at a 2048³ product's rate: its *shape
+limit* takes them at the rate this machine reaches for that product (``stacked_100_flop_per_s``, measured beside
+the others), and the step is timed with the fused block too (config ``fused_block``).
 
 | workload | counted work |
 |---|---|
@@ -59,12 +62,20 @@ def best_of(repeats: int, work) -> float:
 def machine_rates(repeats: int) -> dict:
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     sgemm = 2 * 2048**3 / best_of(repeats, lambda: a @ b)
+    # the meterez2024 step's own products: 6 runs' 100 × 100 weights by 100 × 100 activations (width and batch
+    # 100), which no BLAS runs at a 2048³ product's rate; 100 of them per timing
+    runs, width = 2 * len(ACTS), GRID_CFG["width"]
+    w, h = torch.randn(runs, width, width), torch.randn(runs, width, BATCH)
+    products = 100
+    small = products * 2 * runs * width * width * BATCH / best_of(
+        repeats, lambda: [torch.bmm(w, h) for _ in range(products)])
     draws = 10 * 4096 * 90  # the size of one Fig. 3 layer's draw
     generator = torch.Generator().manual_seed(0)
     torch_rate = draws / best_of(repeats, lambda: torch.randn(draws, generator=generator))
     rng, out = np.random.Generator(np.random.PCG64(0)), np.empty(draws, dtype=np.float32)
     numpy_rate = draws / best_of(repeats, lambda: rng.standard_normal(out=out, dtype=np.float32))
-    return {"sgemm_flop_per_s": sgemm, "randn_per_s": torch_rate, "numpy_pcg64_per_s": numpy_rate}
+    return {"sgemm_flop_per_s": sgemm, "stacked_100_flop_per_s": small, "randn_per_s": torch_rate,
+            "numpy_pcg64_per_s": numpy_rate}
 
 
 def limit(draws: float, flop: float, rates: dict) -> float:
@@ -110,11 +121,17 @@ def joudaki_fig4(rates: dict, repeats: int) -> dict:
 
 
 def meterez_step(rates: dict, depth: int, steps: int) -> dict:
+    """The engine's step, eager and with the fused block (config ``fused_block``), against the limit at the 2048³
+    product's rate and at the rate of its own stacked 100 × 100 products (``shape_limit_s``)."""
     seconds, ops = engine_step(depth, steps, torch.device("cpu"), None)
+    fused, _ = engine_step(depth, steps, torch.device("cpu"), None, fused=True)
     runs = 2 * len(ACTS)  # CIFAR-10 and CIFAR-100 × the activations; 100 logits (CIFAR-10's padded)
     flop = meterez_step_flop(depth, runs, GRID_CFG["width"])
+    shape_limit = flop / rates["stacked_100_flop_per_s"]
     return {"workload": f"meterez2024 step, depth {depth}, {runs} runs stacked", "seconds": seconds, "draws": 0,
-            "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6}
+            "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6,
+            "shape_limit_s": shape_limit, "at_shape_limit": shape_limit / seconds, "fused_seconds": fused,
+            "fused_at_shape_limit": shape_limit / fused}
 
 
 def one_round(args: argparse.Namespace) -> tuple[dict, list[dict]]:
@@ -139,19 +156,24 @@ def main() -> None:
     torch.set_num_threads(1)
     rounds = [one_round(args) for _ in range(args.rounds)]
     rates = {key: statistics.median(r[key] for r, _ in rounds) for key in rounds[0][0]}
-    print(f"sgemm {rates['sgemm_flop_per_s'] / 1e9:.1f} GFLOP/s; torch.randn {rates['randn_per_s'] / 1e6:.0f} M "
+    print(f"sgemm {rates['sgemm_flop_per_s'] / 1e9:.1f} GFLOP/s (6 × 100³ batched: "
+          f"{rates['stacked_100_flop_per_s'] / 1e9:.1f}); torch.randn {rates['randn_per_s'] / 1e6:.0f} M "
           f"draws/s (NumPy PCG64 {rates['numpy_pcg64_per_s'] / 1e6:.0f} M/s); one thread, medians of "
           f"{args.rounds} rounds")
     summary = []
     for index, first in enumerate(rounds[0][1]):
         per_round = [rows[index] for _, rows in rounds]
-        row = {**first, **{key: statistics.median(r[key] for r in per_round)
-                           for key in ("seconds", "limit_s", "at_limit", "draw_share_of_limit")},
+        medians = [key for key in ("seconds", "limit_s", "at_limit", "draw_share_of_limit", "shape_limit_s",
+                                   "at_shape_limit", "fused_seconds", "fused_at_shape_limit") if key in first]
+        row = {**first, **{key: statistics.median(r[key] for r in per_round) for key in medians},
                "at_limit_range": [min(r["at_limit"] for r in per_round), max(r["at_limit"] for r in per_round)]}
         if "ops" in row:
             row["us_per_op"] = row["seconds"] / row["ops"] * 1e6
         summary.append(row)
         extra = f", {row['ops']} ops, {row['us_per_op']:.1f} µs/op" if "ops" in row else ""
+        if "shape_limit_s" in row:
+            extra += (f"; at its products' own rate {row['at_shape_limit']:.0%} at limit, with the fused block "
+                      f"{row['fused_seconds']:.3f} s, {row['fused_at_shape_limit']:.0%}")
         low, high = row["at_limit_range"]
         print(f"{row['workload']}: {row['seconds']:.3f} s, limit {row['limit_s']:.3f} s ({row['at_limit']:.0%} at "
               f"limit, {low:.0%}–{high:.0%} over the rounds; draws {row['draw_share_of_limit']:.0%} of the limit)"

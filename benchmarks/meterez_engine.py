@@ -102,15 +102,17 @@ def eager_step(depth: int, steps: int, device: torch.device) -> tuple[float, int
     return _timed(one, steps, device), counter.total
 
 
-def engine_step(depth: int, steps: int, device: torch.device, cuda_graph: bool | None) -> tuple[float, int]:
+def engine_step(depth: int, steps: int, device: torch.device, cuda_graph: bool | None,
+                fused: bool = False) -> tuple[float, int | None]:
     """One grid job's stack (3 activations × CIFAR-10 and CIFAR-100) as ``grid_training`` builds it, trained by
     the engine for two epochs of ``steps`` steps on random data: seconds per step of the second epoch (the
     first holds the warm-up) and ops per step (counted on an eager twin of the step: a graph replay
-    dispatches no operator)."""
+    dispatches no operator). ``fused``: with the fused block (config ``fused_block``); ops are then None, its
+    compiled kernels being no ATen operators (``meterez_fusion.py`` counts them)."""
     stack, n = STACKS[0], steps * BATCH
     x = torch.randn(len(stack), n, 3072, device=device)
     y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (n,), device=device) for name in stack])
-    cfg = {**GRID_CFG, "cuda_graph": "auto" if cuda_graph is None else cuda_graph}
+    cfg = {**GRID_CFG, "cuda_graph": "auto" if cuda_graph is None else cuda_graph, "fused_block": fused}
     job = grid_training(cfg, stack, ACTS, depth, x, y)
     ends: list[float] = []
 
@@ -120,6 +122,8 @@ def engine_step(depth: int, steps: int, device: torch.device, cuda_graph: bool |
 
     job.train(measure=clock)
     index = torch.randint(0, n, (len(job.runs), BATCH), device=device)
+    if fused:
+        return (ends[2] - ends[1]) / steps, None
     with OpCounter() as counter:
         job.step._step(index)  # the captured computation, run eagerly once
     return (ends[2] - ends[1]) / steps, counter.total
