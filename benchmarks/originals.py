@@ -20,6 +20,10 @@ them (the cost of a pair does not depend on which pair it is); the output says s
 ``results/originals-<device>-<date>.json``.
 
     python benchmarks/originals.py            # 10-20 minutes on a 2-core CPU
+    python benchmarks/originals.py --only meterez --fused-block   # the meterez2024 steps with the fused block
+
+``--only`` keeps one paper's workloads; ``--fused-block`` times the meterez2024 step with the engine's fused block
+(config ``fused_block``) and writes ``...-fused-block.json``.
 """
 
 from __future__ import annotations
@@ -233,7 +237,7 @@ def epoch_originals(model: nn.Module, optimizer, x: torch.Tensor, y: torch.Tenso
             raise FloatingPointError("training loss is NaN")
 
 
-def meterez(depth: int, steps: int, repeats: int) -> dict:
+def meterez(depth: int, steps: int, repeats: int, fused: bool = False) -> dict:
     torch.manual_seed(depth)
     model = NamedLayerMLP(depth)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
@@ -244,10 +248,11 @@ def meterez(depth: int, steps: int, repeats: int) -> dict:
     def original() -> float:
         return seconds(lambda: epoch_originals(model, optimizer, x, y)) / steps * runs
 
-    original_s, project_s = alternate(repeats, original,
-                                      lambda: engine_step(depth, steps, torch.device("cpu"), cuda_graph=False)[0])
+    original_s, project_s = alternate(repeats, original, lambda: engine_step(
+        depth, steps, torch.device("cpu"), cuda_graph=False, fused=fused)[0])
+    block = ", with the fused block (config fused_block)" if fused else ""
     return {"workload": f"meterez2024 SGD step, depth {depth}, {runs} runs", "originals_s": original_s,
-            "project_s": project_s, "project": "engine step, 6 runs stacked (seconds per step of all 6 runs)"}
+            "project_s": project_s, "project": f"engine step, 6 runs stacked (seconds per step of all 6 runs){block}"}
 
 
 # --- lu2024: PII of one matrix --------------------------------------------------------------------------------
@@ -294,19 +299,24 @@ def main() -> None:
     parser.add_argument("--meterez-steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3, help="timings of each workload; the minimum is kept")
     parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--only", choices=("daneshmand", "lu", "joudaki", "meterez"), help="one paper's workloads")
+    parser.add_argument("--fused-block", action="store_true",
+                        help="the meterez2024 step with the fused block (config fused_block); the output file is "
+                             "named ...-fused-block.json")
     args = parser.parse_args()
     torch.set_num_threads(1)  # one core each, as a Snakemake job runs; NumPy's threads: set OMP/MKL/OPENBLAS_NUM_THREADS=1
     workloads = [  # the quick ones first: a run cut short on a busy machine keeps them
-        lambda: daneshmand("fig2a", 512, 50, args.repeats),
-        lambda: lu((768, 3072), args.budget, args.repeats),
-        lambda: joudaki(args.repeats),
-        lambda: meterez(100, args.meterez_steps, args.repeats),
-        lambda: meterez(500, args.meterez_steps, args.repeats),
-        lambda: lu((4096, 11008), args.budget, args.repeats),
-        lambda: daneshmand("fig2b", 512, 600, args.repeats),
+        ("daneshmand", lambda: daneshmand("fig2a", 512, 50, args.repeats)),
+        ("lu", lambda: lu((768, 3072), args.budget, args.repeats)),
+        ("joudaki", lambda: joudaki(args.repeats)),
+        ("meterez", lambda: meterez(100, args.meterez_steps, args.repeats, args.fused_block)),
+        ("meterez", lambda: meterez(500, args.meterez_steps, args.repeats, args.fused_block)),
+        ("lu", lambda: lu((4096, 11008), args.budget, args.repeats)),
+        ("daneshmand", lambda: daneshmand("fig2b", 512, 600, args.repeats)),
     ]
+    workloads = [work for paper, work in workloads if args.only in (None, paper)]
     today = dt.date.today().isoformat()
-    out = Path(args.out) / f"originals-cpu-{today}.json"
+    out = Path(args.out) / f"originals-cpu-{today}{'-fused-block' if args.fused_block else ''}.json"
     record = {"benchmark": "originals", "date": today, "threads": 1, "repeats": args.repeats,
               "statistic": "minimum over repeats", "command": " ".join(sys.argv), "results": [],
               "provenance": provenance("cpu")}
