@@ -2,8 +2,9 @@
 
 For each lu2024 training job family at the paper configuration (config.yaml `lu2024:`), one training step as the
 job runs it, built by the project's own code (the model factories of ``isonorm.experiments.lu2024``, the engine's
-``VmapStep`` with the job's optimizer and on-device augmentation; the Table-5 Transformer's ``build_models``;
-the LoRA job's micro-batch on a Qwen-shaped model). Counted on this CPU, per optimizer step:
+step ``isonorm.train.stacked_step`` with the job's optimizer and on-device augmentation; the Table-5
+Transformer's ``build_models``; the LoRA job's micro-batch on a Qwen-shaped model). Counted on this CPU, per
+optimizer step:
 
 - the FLOP of its forward, backward and update (``FlopCounterMode``: matrix products
   and convolutions, which are what a GPU's peak rates bound);
@@ -63,10 +64,11 @@ from isonorm.data.preprocess import resolve_normalization
 from isonorm.experiments.lu2024.trained_nets import fnn_factory, optimizer_config, seeded_model
 from isonorm.checkpoints.full_size import full_sizes
 from isonorm.experiments.lu2024.wikitext_transformer import build_models
+from isonorm.experiments.lu2024.wikitext_transformer import optimizer_config as transformer_optimizer
 from isonorm.models.resnet18 import ResNet18
 from isonorm.models.simple_cnn import SimpleCNN
 from isonorm.provenance import provenance
-from isonorm.train import StackedModels, TrainConfig, VmapStep, build_optimizer
+from isonorm.train import TrainConfig, stacked_step
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -97,28 +99,32 @@ def lu2024_config() -> dict[str, Any]:
     return yaml.safe_load((REPO / "config.yaml").read_text())["lu2024"]
 
 
+def one_step(models: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor, config: TrainConfig,
+             augment: Any = None, running_accuracy: bool = False) -> Callable[[], None]:
+    """One step of the engine's own ``train_stacked`` step (``isonorm.train.stacked_step``) on all of (x, y)."""
+    step = stacked_step(models, x, y, config, augment, running_accuracy)
+    index = torch.arange(len(x), device=step.device).view(1, -1)
+
+    def one() -> None:
+        with step.epoch(1):
+            step(index)
+    return one
+
+
 def image_step(factory: Callable[[], torch.nn.Module], cfg: dict, optimizer: str, dataset: str, flatten: bool,
                augment: bool, running_accuracy: bool, device: torch.device) -> Callable[[], None]:
-    """The engine's VmapStep of one seed (the paper's [42]) on a random batch of the data set's shape."""
+    """The engine's step of one seed (the paper's [42]) on a random batch of the data set's shape."""
     spec = dataset_spec(dataset)
     batch = int(cfg["batch_size"])
     shape = (math.prod(spec.image_shape),) if flatten else (spec.channels, *spec.image_shape[:2])
-    x, y = torch.randn(batch, *shape, device=device), torch.randint(0, spec.num_classes, (batch,), device=device)
-    stacked = StackedModels([seeded_model(factory, 42)], device)
+    x, y = torch.randn(batch, *shape), torch.randint(0, spec.num_classes, (batch,))
     config = TrainConfig("bounds", dataset, epochs=1, batch_size=batch,
                          optimizer=optimizer_config(cfg, optimizer, "bounds"), device=device)
     hook = None
     if augment:
         hook = crop_flip_augment(fill=padding_fill(resolve_normalization(cfg["transform"], dataset)),
                                  padding=int(cfg["crop_padding"]))
-    step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, hook,
-                    running_accuracy)
-    index = torch.arange(batch, device=device).view(1, -1)
-
-    def one() -> None:
-        with step.epoch(1):
-            step(index)
-    return one
+    return one_step([seeded_model(factory, 42)], x, y, config, hook, running_accuracy)
 
 
 def image_jobs(lu: dict, device: torch.device) -> dict[str, tuple[str, dict[str, str], Callable[[], Built]]]:
@@ -178,18 +184,11 @@ def transformer_job(lu: dict, device: torch.device) -> Callable[[], Built]:
 
     def build() -> Built:
         batch, bptt = int(cfg["batch_size"]), int(cfg["bptt"])
-        x = torch.randint(0, WIKITEXT2_VOCAB, (batch, bptt), device=device)
-        stacked = StackedModels(build_models({**cfg, "seeds": [42]}, WIKITEXT2_VOCAB), device)
-        optimizer = optimizer_config({"optimizers": {"adam": {"lr": cfg["optimizer"]["lr"]}}}, "adam", "bounds")
-        config = TrainConfig("bounds", "transformer", epochs=1, batch_size=batch, optimizer=optimizer,
-                             device=device)
-        step = VmapStep(stacked, build_optimizer(stacked.params.values(), optimizer), x, x.roll(-1, 1), config)
-        index = torch.arange(batch, device=device).view(1, -1)
-
-        def one() -> None:
-            with step.epoch(1):
-                step(index)
-        return Built(one, "float32")
+        x = torch.randint(0, WIKITEXT2_VOCAB, (batch, bptt))
+        config = TrainConfig("bounds", "transformer", epochs=1, batch_size=batch,
+                             optimizer=transformer_optimizer(cfg["optimizer"]), device=device)
+        return Built(one_step(build_models({**cfg, "seeds": [42]}, WIKITEXT2_VOCAB), x, x.roll(-1, 1), config),
+                     "float32")
     return build
 
 

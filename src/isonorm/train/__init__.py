@@ -21,7 +21,7 @@ from .batches import EpochPlan, batch_slices, epoch_permutations, run_permutatio
 from .checkpoint import CheckpointError
 from .config import TrainConfig
 from .fast_step import StackedSGDStep
-from .loop import Measure, Step, TrainResult, train_epochs, train_stacked
+from .loop import Measure, Step, TrainResult, stacked_step, train_epochs, train_stacked
 from .optimizers import OptimizerConfig, build_optimizer
 from .pace import CAP_SETTING, capped, sampled, scale_depth, training_probe
 from .predict import predict
@@ -49,6 +49,7 @@ __all__ = [
     "run_permutations",
     "sampled",
     "scale_depth",
+    "stacked_step",
     "train_epochs",
     "train_stacked",
     "training_probe",

@@ -79,7 +79,7 @@ class EpochPlan:
         width = self.steps * self.batch_size
         rows = []
         for n, key in zip(self.sizes, seed_keys):
-            order = torch.randperm(n, generator=generator(*key, epoch))
+            order = run_permutations(n, [key], epoch)[0]
             rows.append(order.repeat(-(-width // n))[:width])  # the padding is never trained on
         return torch.stack(rows)
 

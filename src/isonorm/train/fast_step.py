@@ -93,10 +93,11 @@ class StackedSGDStep:
         device = x.device
         self.index = torch.zeros(n_runs, batch_size, dtype=torch.long, device=device)
         self.active = torch.ones(n_runs, dtype=torch.bool, device=device)  # the idle graph's mask
-        self.held = [buffer for name, buffer in model.named_buffers() if name.rsplit(".", 1)[-1].startswith("running_")
-                     and buffer.is_floating_point() and buffer.shape[:1] == (n_runs,)]
         self.ragged = isinstance(self.n_samples, list)  # runs of unequal data sets: some sit out steps
-        self.held_saved = [torch.empty_like(buffer) for buffer in self.held] if self.ragged else []
+        # what a sitting-out run must get back after the forward: its running statistics
+        self.held = [buffer for name, buffer in model.named_buffers() if name.rsplit(".", 1)[-1].startswith("running_")
+                     and buffer.is_floating_point() and buffer.shape[:1] == (n_runs,)] if self.ragged else []
+        self.held_saved = [torch.empty_like(buffer) for buffer in self.held]
         self.idle_graph: torch.cuda.CUDAGraph | None = None
         self.loss_sum = torch.zeros(n_runs, dtype=torch.float64, device=device)
         self.correct = torch.zeros(n_runs, dtype=torch.long, device=device)

@@ -256,9 +256,16 @@ def train_stacked(
     """
     run_ids = list(range(len(models))) if run_ids is None else [int(r) for r in run_ids]
     _check_inputs(models, x, y, run_ids)
+    step = stacked_step(models, x, y, config, augment, running_accuracy)
+    return train_epochs(step, config, run_ids=run_ids, measure=None if measure is None else _in_eval_mode(measure))
+
+
+def stacked_step(models: Sequence[nn.Module], x: torch.Tensor, y: torch.Tensor, config: TrainConfig,
+                 augment: Augment | None = None, running_accuracy: bool = False) -> VmapStep:
+    """The step :func:`train_stacked` trains with: ``models`` stacked on ``config.device``, the data moved there
+    once, the config's optimizer over the stacked parameters (``benchmarks/lu2024_bounds.py`` counts it)."""
     device = resolve_device(config.device)
     x, y = x.to(device), y.to(device=device, dtype=torch.long)
     stacked = StackedModels(models, device)
-    step = VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, augment,
+    return VmapStep(stacked, build_optimizer(stacked.params.values(), config.optimizer), x, y, config, augment,
                     running_accuracy)
-    return train_epochs(step, config, run_ids=run_ids, measure=None if measure is None else _in_eval_mode(measure))

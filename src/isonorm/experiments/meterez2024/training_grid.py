@@ -177,8 +177,7 @@ class GridTraining:
     depth: int
     run_data: torch.Tensor  # (R,): each run's data set in the stacked splits
     fingerprint: dict
-    sizes: list[int]  # (K,): each data set's training samples and input features, the first rows and columns
-    dims: list[int]  # of the stacked split
+    data: StackedSplit  # the step's x and y, with each data set's own samples and input features
 
     @property
     def run_ids(self) -> list[str]:
@@ -201,6 +200,7 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     runs = [(name, act) for act in acts for name in members]
     sizes = list(sizes) if sizes is not None else [train_x.shape[1]] * len(members)
     dims = list(dims) if dims is not None else [train_x.shape[-1]] * len(members)
+    train = StackedSplit(train_x, train_y, sizes, dims)
     caps = tuple(epochs_for(cfg, name, depth) for name, _ in runs)
     device = train_x.device
     config = TrainConfig(
@@ -223,7 +223,7 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     fingerprint = {"model": repr(architecture), "measure_on_copy": bool(cfg["measure_on_copy"])}
     if len(set(dims)) > 1:  # the runs' own first layers: a checkpoint of other widths must not continue them
         fingerprint["inputs"] = model.inputs
-    return GridTraining(step, config, runs, depth, run_data, fingerprint, sizes, dims)
+    return GridTraining(step, config, runs, depth, run_data, fingerprint, train)
 
 
 @dataclass
@@ -242,12 +242,12 @@ class GridMeasure:
 
     @classmethod
     def for_job(cls, cfg: Config, job: GridTraining, test: StackedSplit) -> "GridMeasure":
-        x, y, rows = job.step.x, job.step.y, job.run_data.view(-1, 1)
-        sizes = [job.sizes[k] for k in job.run_data.tolist()]
+        x, y, rows = job.data.x, job.data.y, job.run_data.view(-1, 1)
+        sizes = [job.data.sizes[k] for k in job.run_data.tolist()]
         index = torch.stack([measurement_index(n, job.config.batch_size, name)
                              for n, (name, _) in zip(sizes, job.runs)])
         index = index.to(x.device)
-        return cls(StackedSplit(x, y, job.sizes, job.dims), test, job.run_data, (x[rows, index], y[rows, index]),
+        return cls(job.data, test, job.run_data, (x[rows, index], y[rows, index]),
                    int(cfg["eval_batch_size"]), frozenset(int(e) for e in cfg["measure_epochs"]),
                    bool(cfg["measure_on_copy"]))
 
