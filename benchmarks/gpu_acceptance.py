@@ -12,7 +12,8 @@ Steps, in order (``--steps`` picks some):
   eager and fused, and the engine's CUDA-graph step with and without it; the same for the joint job of a depth,
   both its graphs, the one where every run trains and the one where the CIFAR runs sit out);
 - ``lu2024``: ``benchmarks/lu2024_bounds.py`` on CUDA (each lu2024 training step timed against its arithmetic
-  and launch floors, and the LoRA micro-batch profiled: wall time against the time its kernels ran);
+  and launch floors, and the LoRA job profiled: a micro-batch's wall time against the time its kernels ran, and a
+  whole optimizer step against its 16 micro-batches);
 - ``train_engine``: ``benchmarks/train_engine.py`` on CUDA (the stacked engine against the notebooks' loop);
 - ``shapes``: the shapes preset on CUDA (docs/cost.md): every data, checkpoint and GPU job of the paper run at
   paper sizes for a few steps, and its cost table, copied to ``benchmarks/results/cost-cuda-<date>.csv``. When

@@ -27,14 +27,18 @@ and the verdict:
 The LoRA job's model is Qwen-7B at full width (``isonorm.checkpoints.full_size``); FLOP are counted on a
 one- and a two-layer model at full width (linear in depth: the 152k-token output layer once, each decoder layer
 alike) and extrapolated to 32 layers; operators likewise on a narrow model of the same structure (their count
-does not depend on width). Its micro-batches hold one example of ``--lora-tokens`` tokens.
+does not depend on width). Its micro-batches hold one example (the job's batch size) of as many tokens as the
+shapes preset's examples hold on average (``shapes_example_tokens``: its synthetic instructions through the
+job's tokenization and its Qwen stand-in's tokenizer; ``--lora-tokens`` sets another count).
 
 With ``--device cuda`` (a step of ``gpu_acceptance.py``) every step is timed on the GPU itself instead of read
-from the shapes table, and the LoRA micro-batch is profiled: its wall time, the time its CUDA kernels ran and
-their count, which say whether it waits on the host, on launches or on arithmetic. Usage:
+from the shapes table, and the LoRA job is profiled: a micro-batch's wall time, the time its CUDA kernels ran and
+their count, which say whether it waits on the host, on launches or on arithmetic, and one whole optimizer step
+of the job's ``LoraStep`` (its 16 micro-batches, the clip, AdamW), whose excess over 16 micro-batches is what the
+step adds to them. Usage:
 
     OMP_NUM_THREADS=2 python benchmarks/lu2024_bounds.py            # ~3 min on a 2-core CPU, ~7 GB of memory
-    python benchmarks/lu2024_bounds.py --device cuda               # ~1 min on an H100
+    python benchmarks/lu2024_bounds.py --device cuda               # ~2 min on an H100
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import datetime as dt
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -58,11 +63,15 @@ from cpu_limits import best_of  # benchmarks/cpu_limits.py and op_count.py, besi
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
+from isonorm.checkpoints.full_size import full_sizes
+from isonorm.checkpoints.tiny import write_causal_tokenizer
 from isonorm.data import dataset_spec
 from isonorm.data.augment import crop_flip_augment, padding_fill
+from isonorm.data.instructions import synthetic_examples
 from isonorm.data.preprocess import resolve_normalization
+from isonorm.data.texts import shipped_texts
+from isonorm.experiments.lu2024.lora import LoraStep, lora_optimizer, tokenize_example, with_lora
 from isonorm.experiments.lu2024.trained_nets import fnn_factory, optimizer_config, seeded_model
-from isonorm.checkpoints.full_size import full_sizes
 from isonorm.experiments.lu2024.wikitext_transformer import build_models
 from isonorm.experiments.lu2024.wikitext_transformer import optimizer_config as transformer_optimizer
 from isonorm.models.resnet18 import ResNet18
@@ -192,33 +201,47 @@ def transformer_job(lu: dict, device: torch.device) -> Callable[[], Built]:
     return build
 
 
-def lora_model(layers: int, narrow: bool, targets: list[str], rank: int, alpha: int) -> torch.nn.Module:
-    """Qwen-7B's structure with ``layers`` decoder layers (full width, or narrow for counting operators), LoRA on
-    ``targets``, gradient checkpointing, train mode: the model the LoRA job trains, in float32 on the CPU."""
-    from peft import LoraConfig, get_peft_model
+def lora_model(layers: int, narrow: bool, cfg: dict, dtype: torch.dtype = torch.float32,
+               device: torch.device = torch.device("cpu")) -> torch.nn.Module:
+    """Qwen-7B's structure with ``layers`` decoder layers (full width, or narrow for counting operators) in
+    ``dtype`` on ``device``, wrapped as the LoRA job wraps its loaded base (``with_lora``: the job's adapters and
+    gradient checkpointing), in train mode."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     sizes = full_sizes("qwen", layers)
     if narrow:
         sizes.update(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=4,
                      vocab_size=1000)
-    model = Qwen2ForCausalLM(Qwen2Config(**sizes))
-    model.gradient_checkpointing_enable()
-    model.enable_input_require_grads()
-    model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=0.05, target_modules=targets))
-    return model.train()
+    base = Qwen2ForCausalLM(Qwen2Config(**sizes)).to(device=device, dtype=dtype)
+    return with_lora(base, cfg, "qwen2").train()
+
+
+def shapes_example_tokens(lu: dict, n_examples: int = 300) -> float:
+    """The mean tokens of an example of the shapes preset's LoRA job, what its timed micro-batches held: its
+    synthetic instructions (presets/shapes.yaml) through the job's own ``tokenize_example`` and the tokenizer of
+    its Qwen stand-in (the byte-level BPE ``isonorm.checkpoints`` learns from the shipped texts at Qwen's vocabulary
+    size). The examples cycle through three kinds, so a few hundred give the mean of the 5,000."""
+    from transformers import AutoTokenizer
+
+    sizes = full_sizes("qwen")
+    with tempfile.TemporaryDirectory() as folder:
+        write_causal_tokenizer(Path(folder), shipped_texts(), sizes["vocab_size"], sizes["max_position_embeddings"])
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        max_length = int(lu["table5"]["lora"]["max_length"])
+        lengths = [len(tokenize_example(tokenizer, example, max_length)[0])
+                   for example in synthetic_examples(n_examples)]
+    return sum(lengths) / len(lengths)
 
 
 def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
     """FLOP and operators of one LoRA micro-batch (one example of ``tokens`` tokens) for the 32-layer model,
     from one- and two-layer models (linear in depth), and of the 2-layer model the shapes preset timed."""
     cfg = lu["table5"]["lora"]
-    targets, rank, alpha = cfg["targets"]["qwen2"], int(cfg["rank"]), int(cfg["alpha"])
     real = full_sizes("qwen")["num_hidden_layers"]
     flop, ops = {}, {}
     for layers in (1, 2):
         for narrow in (False, True):
-            model = lora_model(layers, narrow, targets, rank, alpha)
+            model = lora_model(layers, narrow, cfg)
             ids = torch.randint(0, model.config.vocab_size, (1, tokens))
             model(input_ids=ids, labels=ids).loss.backward()  # warm-up
             if narrow:
@@ -256,14 +279,16 @@ def count(step: Callable[[], None], repeats: int, device: torch.device) -> dict[
 
 
 def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float]:
-    """On a GPU, the micro-batch the shapes preset timed (2 of Qwen-7B's layers at full width, the job's bfloat16):
-    its wall seconds, the seconds its CUDA kernels ran and how many there were (the profiler's), so that the
-    next GPU says whether it waits on the host (kernel time ≪ wall), on launches or on arithmetic."""
+    """On a GPU, what the shapes preset timed of the LoRA job (2 of Qwen-7B's layers at full width, the job's
+    bfloat16), in two parts: one micro-batch of ``tokens`` tokens, its wall seconds, the seconds its CUDA kernels
+    ran and how many there were (the profiler's), which say whether it waits on the host (kernel time ≪ wall), on
+    launches or on arithmetic; and one whole optimizer step of the job's own ``LoraStep`` (its grad_accumulation
+    micro-batches, the gradient clip, AdamW, the scheduler), whose excess over that many micro-batches is what a
+    step costs beyond them (``step_overhead_s``)."""
     from torch.profiler import ProfilerActivity, profile
 
     cfg = lu["table5"]["lora"]
-    model = lora_model(2, False, cfg["targets"]["qwen2"], int(cfg["rank"]), int(cfg["alpha"]))
-    model = model.to(device=device, dtype=torch.bfloat16)
+    model = lora_model(2, False, cfg, dtype=torch.bfloat16, device=device)
     ids = torch.randint(0, model.config.vocab_size, (1, tokens), device=device)
     micro = synced(lambda: model(input_ids=ids, labels=ids).loss.backward(), device)
     wall = best_of(3, micro)
@@ -272,7 +297,16 @@ def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float
         micro()
     kernels = sum(1 for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA)
     kernel_us = sum(event.self_device_time_total for event in prof.key_averages())  # every kernel, once
-    return {"wall_s": wall, "cuda_kernel_s": kernel_us * 1e-6, "cuda_kernels": kernels}
+    model.zero_grad(set_to_none=True)
+    accumulation = int(cfg["grad_accumulation"])
+    example = (ids[0].tolist(), ids[0].tolist())  # every token labelled: the job's prompt tokens cost the same
+    step = LoraStep(model, [example] * accumulation, {**cfg, "max_steps": None}, lora_optimizer(cfg), pad_id=0,
+                    device=device, seed=42)
+    index = torch.arange(accumulation).view(1, -1)
+    with step.epoch(1):
+        whole = best_of(2, synced(lambda: step(index), device))
+    return {"wall_s": wall, "cuda_kernel_s": kernel_us * 1e-6, "cuda_kernels": kernels, "step_s": whole,
+            "micro_batches_per_step": accumulation, "step_overhead_s": whole - accumulation * wall}
 
 
 def shapes_row(table: pd.DataFrame, rule: str, wildcards: dict[str, str]) -> pd.Series | None:
@@ -322,8 +356,9 @@ def project_unmeasured(rows: list[dict]) -> dict[str, Any]:
 def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--lora-tokens", type=int, default=70,
-                        help="tokens of a LoRA micro-batch (70: about the shapes preset's synthetic examples)")
+    parser.add_argument("--lora-tokens", type=int, default=None,
+                        help="tokens of a LoRA micro-batch (default: the mean of the shapes preset's examples, "
+                             "shapes_example_tokens)")
     parser.add_argument("--skip-lora", action="store_true")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: time every step on the GPU instead of reading the shapes table, and profile the "
@@ -355,16 +390,18 @@ def main() -> None:
     if unmeasured:
         print(f"the image jobs the H100 did not run: {unmeasured['hours']:.2f} GPU-hours for {unmeasured['jobs']} jobs "
               f"at {unmeasured['us_per_op']:.1f} µs per operator")
+    tokens = None
     if not args.skip_lora:
-        lora = lora_counts(lu, args.lora_tokens)
+        tokens = args.lora_tokens or round(shapes_example_tokens(lu))
+        lora = lora_counts(lu, tokens)
         micro = int(lu["table5"]["lora"]["grad_accumulation"])
         measured = shapes_row(table, "lu2024_table5_lora", {})
         seconds = None if measured is None else float(measured.seconds_per_step) / micro  # per micro-batch
         if on_gpu:
-            lora |= lora_profile(lu, args.lora_tokens, device)
+            lora |= lora_profile(lu, tokens, device)
             seconds = lora["wall_s"]
         # the shapes row timed the 2-layer model: its floors are the 2-layer counts'
-        rows.append({"job": f"LoRA, Table 5 (d), one micro-batch of {args.lora_tokens} tokens, 2 of 32 layers",
+        rows.append({"job": f"LoRA, Table 5 (d), one micro-batch of {tokens} tokens, 2 of 32 layers",
                      "rule": "lu2024_table5_lora", "precision": "bfloat16", **lora,
                      **bounds(lora["flop_2_layers"], lora["ops_2_layers"], "bfloat16", seconds)})
         rows[-1] |= {"floor_32_layers": bounds(lora["flop"], lora["ops"], "bfloat16", None)}
@@ -374,7 +411,7 @@ def main() -> None:
                   if k in ("arithmetic_floor_s", "launch_floor_s", "gpu_s_per_step", "us_per_op", "verdict")))
     out = RESULTS / f"lu2024-bounds-{device.type}-{dt.date.today().isoformat()}.json"
     write_text_atomically(out, json.dumps({
-        "benchmark": "lu2024_bounds", "date": dt.date.today().isoformat(), "args": vars(args),
+        "benchmark": "lu2024_bounds", "date": dt.date.today().isoformat(), "args": vars(args), "lora_tokens": tokens,
         "peak_tflops_h100": PEAK_TFLOPS, "seconds_per_kernel_h100": SECONDS_PER_KERNEL_H100,
         "eager_seconds_per_op_h100": EAGER_SECONDS_PER_OP_H100,
         "measured": torch.cuda.get_device_name(device) if on_gpu else f"{SHAPES_CUDA.name} (NVIDIA H100 80GB HBM3)",

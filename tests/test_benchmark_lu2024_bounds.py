@@ -56,9 +56,33 @@ def test_the_unmeasured_jobs_are_projected_at_the_measured_jobs_median_time_per_
     assert summary["hours"] == pytest.approx(0.03 * 7200 * 2 / 3600)
 
 
-def test_the_lora_profile_runs_a_micro_batch_of_the_job_model(bounds, monkeypatch):
+def test_the_lora_profile_runs_a_micro_batch_and_a_whole_step_of_the_job_model(bounds, monkeypatch):
     """The GPU step's LoRA profile, on a narrow model of the same structure on the CPU (no kernels to count here)."""
     full = bounds.lora_model
-    monkeypatch.setattr(bounds, "lora_model", lambda layers, narrow, *rest: full(layers, True, *rest))
-    profiled = bounds.lora_profile(bounds.lu2024_config(), 8, torch.device("cpu"))
+    monkeypatch.setattr(bounds, "lora_model", lambda layers, narrow, *rest, **kw: full(layers, True, *rest, **kw))
+    lu = bounds.lu2024_config()
+    profiled = bounds.lora_profile(lu, 8, torch.device("cpu"))
     assert profiled["wall_s"] > 0 and profiled["cuda_kernels"] == 0 and profiled["cuda_kernel_s"] == 0
+    # one optimizer step of the job's own LoraStep: all its micro-batches, so longer than one
+    assert profiled["micro_batches_per_step"] == lu["table5"]["lora"]["grad_accumulation"] > 1
+    assert profiled["step_s"] > profiled["wall_s"]
+    assert profiled["step_overhead_s"] == pytest.approx(profiled["step_s"] - 16 * profiled["wall_s"])
+
+
+def test_the_lora_model_is_wrapped_as_the_job_wraps_it(bounds):
+    cfg = bounds.lu2024_config()["table5"]["lora"]
+    model = bounds.lora_model(1, True, cfg)
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in name for name in trainable)  # the base frozen, adapters on the targets
+    assert {name.split(".")[-4] for name in trainable} == set(cfg["targets"]["qwen2"])
+    assert model.base_model.model.is_gradient_checkpointing is cfg["gradient_checkpointing"]
+
+
+def test_the_lora_tokens_are_those_of_the_shapes_presets_examples(bounds):
+    """The synthetic instructions through the stand-in's byte-level tokenizer: longer than their words, at most
+    max_length; what the micro-batches the shapes preset timed held."""
+    lu = bounds.lu2024_config()
+    tokens = bounds.shapes_example_tokens(lu, n_examples=3)
+    shortest = min(len(bounds.synthetic_examples(3)[k]["instruction"].split()) for k in range(3))
+    assert shortest < tokens <= lu["table5"]["lora"]["max_length"]
+    assert tokens == bounds.shapes_example_tokens(lu, n_examples=3)  # deterministic

@@ -272,6 +272,23 @@ def lora_targets(cfg: Mapping[str, Any], model_type: str) -> list[str]:
         ) from None
 
 
+def with_lora(model: torch.nn.Module, cfg: Mapping[str, Any], model_type: str) -> torch.nn.Module:
+    """``model`` as the job trains it: peft LoRA adapters of ``cfg``'s rank, alpha and dropout on its type's targets
+    (the base frozen) and, where ``cfg`` asks, gradient checkpointing (non-reentrant, the inputs requiring grad so
+    that the frozen embeddings pass a gradient to the checkpointed layers)."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = LoraConfig(
+        r=cfg["rank"], lora_alpha=cfg["alpha"], lora_dropout=cfg["dropout"],
+        target_modules=lora_targets(cfg, model_type), bias="none", task_type="CAUSAL_LM",
+    )
+    model = get_peft_model(model, lora)
+    if cfg["gradient_checkpointing"]:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+    return model
+
+
 def constant_with_warmup(step: int, warmup_steps: int) -> float:
     """lr factor of transformers' ``constant_with_warmup`` schedule (Firefly's Qwen-7B config)."""
     return min(1.0, step / warmup_steps) if warmup_steps > 0 else 1.0
@@ -359,11 +376,16 @@ class LoraStep:
         self.step_losses = list(state["step_losses"])
 
 
+def lora_optimizer(cfg: Mapping[str, Any]) -> OptimizerConfig:
+    """AdamW at ``cfg``'s lr and weight decay, on the trainable (LoRA) parameters (:class:`LoraStep`)."""
+    return OptimizerConfig(name="adamw", lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+
+
 def fine_tune(model: torch.nn.Module, examples: Sequence[tuple[list[int], list[int]]], cfg: Mapping[str, Any],
               pad_id: int, device: torch.device, seed: int, checkpoint: str | Path | None = None) -> list[float]:
     """``cfg["epochs"]`` epochs of LoRA training on the engine (one run, named by ``seed``, whose batch orders
     the engine seeds per epoch); returns the loss of every optimizer step. ``checkpoint``: resume file."""
-    optimizer = OptimizerConfig(name="adamw", lr=float(cfg["lr"]), weight_decay=float(cfg["weight_decay"]))
+    optimizer = lora_optimizer(cfg)
     config = TrainConfig(
         experiment="lu2024", variant="table5-lora", epochs=int(cfg["epochs"]),
         batch_size=int(cfg["batch_size"]) * int(cfg["grad_accumulation"]), optimizer=optimizer,
@@ -409,8 +431,6 @@ def table5_lora(
     ``dtype``, ``n_examples``, ``orientations``, ``trust_remote_code``. ``checkpoint_dir``: a fetched checkpoint
     folder; ``instructions``: a fetched instruction set (:func:`isonorm.data.instructions.fetch_instructions`).
     """
-    from peft import LoraConfig, get_peft_model
-
     from ...checkpoints import checkpoint_record, describe_checkpoint
 
     torch_device = resolve_device(device)
@@ -424,14 +444,7 @@ def table5_lora(
         )
         _note_truncated_depth(checkpoint_dir, model)
         before = layer_matrices(model, model_type, cfg["layer"])
-        lora = LoraConfig(
-            r=cfg["rank"], lora_alpha=cfg["alpha"], lora_dropout=cfg["dropout"],
-            target_modules=lora_targets(cfg, model_type), bias="none", task_type="CAUSAL_LM",
-        )
-        model = get_peft_model(model, lora)
-        if cfg["gradient_checkpointing"]:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-            model.enable_input_require_grads()
+        model = with_lora(model, cfg, model_type)
         tokenized = trainable(
             [tokenize_example(tokenizer, e, cfg["max_length"]) for e in examples], cfg["max_length"]
         )
