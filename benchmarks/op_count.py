@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import collections
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 NO_WORK = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach", "alias", "lift_fresh",
@@ -21,17 +23,22 @@ NO_WORK = frozenset({
 
 
 class OpCounter(TorchDispatchMode):
-    """``with OpCounter() as counter: ...`` then ``counter.counts`` (operator name → calls), ``counter.total``."""
+    """``with OpCounter() as counter: ...`` then ``counter.counts`` (operator name → calls), ``counter.total``, and
+    ``counter.bytes``: the bytes of every tensor argument and result of the counted operators, what they read and
+    write when each is a kernel of its own (no fusion)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.counts: collections.Counter[str] = collections.Counter()
+        self.bytes = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.overloadpacket.__name__
+        out = func(*args, **(kwargs or {}))
         if not func.is_view and name not in NO_WORK:
             self.counts[name] += 1
-        return func(*args, **(kwargs or {}))
+            self.bytes += sum(t.nbytes for t in tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor))
+        return out
 
     @property
     def total(self) -> int:

@@ -132,6 +132,24 @@ def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root, tmp_path) 
         tg.stack_members("cifar10+cifar10")
 
 
+def test_the_evaluation_does_not_depend_on_its_batch_size(data_root) -> None:
+    """Eval-mode BN uses the running statistics, so the test pass's batches are free (config eval_batch_size: one
+    batch of the whole test set on a GPU, where a pass is launch-bound): losses to float rounding, accuracies equal,
+    for a padded stack (cifar10 with mnist's fewer samples) and a batch that leaves a short last one."""
+    train = tg.stack_split(["cifar10", "mnist"], data_root, "train", "dataset_constants", "cpu")
+    test = tg.stack_split(["cifar10", "mnist"], data_root, "test", "dataset_constants", "cpu")
+    job = tg.grid_training(CFG, ["cifar10", "mnist"], CFG["activations"], 3, train.x, train.y, sizes=train.sizes,
+                           dims=train.dims)
+    job.train()  # running statistics away from their initial values
+    model = job.step.model
+    whole = tg.evaluate(model, test.x, test.y, test.x.shape[1], job.run_data, test.sizes)
+    for batch in (7, 40):
+        loss, acc = tg.evaluate(model, test.x, test.y, batch, job.run_data, test.sizes)
+        np.testing.assert_allclose(loss, whole[0], rtol=1e-6)
+        np.testing.assert_array_equal(acc, whole[1])
+    assert model.training  # evaluate restores the mode it found
+
+
 def test_job_names_follow_the_configured_stacks() -> None:
     training = {"datasets": ["cifar10", "cifar100", "mnist", "fashionmnist"],
                 "stacks": [["cifar10", "cifar100"], ["mnist", "svhn"]]}
