@@ -32,6 +32,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -57,6 +58,15 @@ def best_of(repeats: int, work) -> float:
         work()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def synced(work: Callable[[], None], device: torch.device) -> Callable[[], None]:
+    """``work`` that returns once the device has finished it."""
+    def run() -> None:
+        work()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    return run
 
 
 def machine_rates(repeats: int) -> dict:

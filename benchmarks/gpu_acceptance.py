@@ -11,6 +11,8 @@ Steps, in order (``--steps`` picks some):
 - ``fusion``: ``benchmarks/meterez_fusion.py`` on CUDA (the fused block of that step: CUDA kernels per step,
   eager and fused, and the engine's CUDA-graph step with and without it; the same for the joint job of a depth,
   both its graphs, the one where every run trains and the one where the CIFAR runs sit out);
+- ``passes``: ``benchmarks/meterez_passes.py`` on CUDA (the meterez2024 grid's evaluation passes timed at eval batch
+  sizes 1000 to 10,000, against the projection from the shapes preset's pass times);
 - ``lu2024``: ``benchmarks/lu2024_bounds.py`` on CUDA (each lu2024 training step timed against its arithmetic
   and launch floors, and the LoRA job profiled: a micro-batch's wall time against the time its kernels ran, and a
   whole optimizer step against its 16 micro-batches);
@@ -57,6 +59,8 @@ STEPS = {
     # in one stack), both off until measured here: CUDA kernels per step and the CUDA-graph steps, with and without
     "fusion": [PYTHON, "benchmarks/meterez_fusion.py", "--device", "cuda", "--depths", "100", "500", "1000",
                "--steps", "50"],
+    # the grid's evaluation passes at the config's whole-test-set batch against the shapes preset's 1000
+    "passes": [PYTHON, "benchmarks/meterez_passes.py", "--device", "cuda"],
     # what bounds the lu2024 trainings, the LoRA job's above all (its projection is an upper bound until profiled)
     "lu2024": [PYTHON, "benchmarks/lu2024_bounds.py", "--device", "cuda"],
     "train_engine": [PYTHON, "benchmarks/train_engine.py", "--device", "cuda", "--runs", "4", "--epochs", "3"],
@@ -82,6 +86,7 @@ DRY_RUN = {
     "tests": [*STEPS["tests"], "--collect-only", "-q", *GPU_TEST_FILES],
     "meterez": _arguments_parse(STEPS["meterez"][1], STEPS["meterez"][2:]),
     "fusion": _arguments_parse(STEPS["fusion"][1], STEPS["fusion"][2:]),
+    "passes": _arguments_parse(STEPS["passes"][1], STEPS["passes"][2:]),
     "lu2024": _arguments_parse(STEPS["lu2024"][1], STEPS["lu2024"][2:]),
     "train_engine": _arguments_parse(STEPS["train_engine"][1], STEPS["train_engine"][2:]),
     # `device=cuda` stops even a dry run on a machine without a GPU (isonorm.plan); `device=cpu` plans the same DAG
@@ -179,9 +184,12 @@ def main(argv: list[str] | None = None) -> int:
         elif name == "fusion" and (found := benchmark_file("meterez-fusion-cuda-{date}.json", date)):
             step["results"] = found["results"]
             step["projected_grid_hours"] = found.get("projected_grid_hours")
+        elif name == "passes" and (found := benchmark_file("meterez-passes-cuda-{date}.json", date)):
+            step["pass_hours"] = found["projected_pass_hours"]
         elif name == "lu2024" and (found := benchmark_file("lu2024-bounds-cuda-{date}.json", date)):
             step["results"] = [{key: row.get(key) for key in ("job", "gpu_s_per_step", "verdict", "wall_s",
-                                                              "cuda_kernel_s", "cuda_kernels")}
+                                                              "cuda_kernel_s", "cuda_kernels", "step_s",
+                                                              "step_overhead_s")}
                                for row in found["results"]]
         elif name == "train_engine" and (found := benchmark_file("cuda-{date}.json", date)):
             step["ratio_naive_over_engine"] = found["ratio_naive_over_engine"]

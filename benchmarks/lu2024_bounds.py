@@ -59,7 +59,7 @@ import torch
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from cpu_limits import best_of  # benchmarks/cpu_limits.py and op_count.py, beside it
+from cpu_limits import best_of, synced  # benchmarks/cpu_limits.py and op_count.py, beside it
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
@@ -256,15 +256,6 @@ def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
     at = lambda counts, n: counts[1] + (n - 1) * (counts[2] - counts[1])  # noqa: E731
     return {"flop_2_layers": flop[2], "flop": at(flop, real), "ops_2_layers": ops[2], "ops": at(ops, real),
             "flop_per_layer": flop[2] - flop[1], "ops_per_layer": ops[2] - ops[1]}
-
-
-def synced(work: Callable[[], None], device: torch.device) -> Callable[[], None]:
-    """``work`` that returns once the device has finished it."""
-    def run() -> None:
-        work()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-    return run
 
 
 def count(step: Callable[[], None], repeats: int, device: torch.device) -> dict[str, float]:

@@ -19,9 +19,11 @@ per operator (the shapes row's seconds per pass / its operators at 1000), agains
 half the card's float32 peak plus the bytes at its memory bandwidth (H100 SXM data sheet: 67 TFLOP/s, 3.35 TB/s);
 an eager pass overlaps the two, so it takes the larger. With one job per depth (config ``stacks``) one pass serves
 all 12 runs: the two rows' passes become one of as many operators, at the slower row's seconds per operator, moving
-both rows' bytes. Usage:
+both rows' bytes. With ``--device cuda`` (a step of ``gpu_acceptance.py``) it also times each job's pass on the GPU
+at each eval batch size, over a random test split of the real size, and adds the grid's measured pass hours. Usage:
 
     OMP_NUM_THREADS=1 python benchmarks/meterez_passes.py    # ~1 min on a CPU
+    python benchmarks/meterez_passes.py --device cuda         # ~2 min on an H100
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from meterez_engine import ACTS, BATCH, GRID_CFG, GRID_DEPTHS, STACKS  # benchmarks/, beside it
+from cpu_limits import best_of, synced  # benchmarks/, beside it
+from meterez_engine import ACTS, BATCH, GRID_CFG, GRID_DEPTHS, STACKS
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
@@ -80,6 +83,29 @@ def pass_counts(stack: tuple[str, ...], depth: int) -> dict[str, float]:
             "bytes_per_sample": (bytes2 - bytes1) / BATCH}
 
 
+def timed_pass(stack: tuple[str, ...], depth: int, eval_batches: list[int], device: torch.device,
+               repeats: int = 3) -> dict[int, float]:
+    """Seconds of one evaluation pass (a non-recorded epoch of ``GridMeasure``) of the grid job of ``stack`` at
+    ``depth`` on ``device``, over a random test split of ``TEST_SAMPLES`` per data set, at each eval batch size: the
+    minimum of ``repeats`` passes after a warm-up one."""
+    features = max(math.prod(dataset_spec(name).image_shape) for name in stack)
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(len(stack), 2 * BATCH, features, generator=generator).to(device)
+    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (2 * BATCH,), generator=generator)
+                     for name in stack]).to(device)
+    test_x = torch.randn(len(stack), TEST_SAMPLES, features, generator=generator).to(device)
+    test_y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (TEST_SAMPLES,), generator=generator)
+                          for name in stack]).to(device)
+    test = StackedSplit(test_x, test_y, [TEST_SAMPLES] * len(stack), [features] * len(stack))
+    seconds = {}
+    for batch in eval_batches:
+        cfg = {**GRID_CFG, "eval_batch_size": batch, "measure_epochs": []}
+        job = grid_training(cfg, stack, ACTS, depth, x, y)
+        measure = GridMeasure.for_job(cfg, job, test)
+        seconds[batch] = best_of(repeats, synced(lambda: measure(job.step.model, 1), device))
+    return seconds
+
+
 def pass_at(counts: dict[str, float], eval_batch: int) -> dict[str, float]:
     """One pass over the test set at ``eval_batch``: its operators, FLOP and bytes."""
     return {"ops": counts["ops_fixed"] + math.ceil(TEST_SAMPLES / eval_batch) * counts["ops_per_batch"],
@@ -114,11 +140,14 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", type=int, nargs="+", default=list(GRID_DEPTHS))
     parser.add_argument("--eval-batches", type=int, nargs="+", default=[1000, 2000, 5000, 10_000])
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: also time each job's pass on the GPU at every eval batch size")
     return parser.parse_args(argv)
 
 
 def main() -> None:
     args = parse_arguments()
+    device = torch.device(args.device)
     torch.set_num_threads(1)
     table = pd.read_csv(SHAPES_CUDA)
     table = table[table.rule == "meterez2024_training"]
@@ -133,19 +162,27 @@ def main() -> None:
                          "s_per_op": float(shapes.seconds_per_pass) / measured["ops"],
                          "per_eval_batch": {b: pass_at(counts, b) for b in args.eval_batches}})
             row = rows[-1]
+            if device.type == "cuda":
+                row["measured_s_per_pass"] = timed_pass(stack, depth, args.eval_batches, device)
+                print(f"{row['stack']} depth {depth} on {torch.cuda.get_device_name(device)}: " + ", ".join(
+                    f"{s:.3f} s per pass at {b}" for b, s in row["measured_s_per_pass"].items()))
             print(f"{row['stack']} depth {depth}: {measured['ops']} ops per pass at {SHAPES_EVAL_BATCH} "
                   f"({counts['ops_per_batch']} per test batch, {counts['ops_fixed']} for the measurement), "
                   f"{row['shapes_s_per_pass']:.2f} s on the H100: {row['s_per_op'] * 1e6:.1f} µs per op; "
                   f"{measured['flop'] / 1e12:.2f} TFLOP, {measured['bytes'] / 1e9:.1f} GB moved")
     hours = projected_hours(rows, args.eval_batches)
+    if device.type == "cuda":  # the two-stack grid's passes at the measured seconds
+        hours["measured_stacks"] = {b: sum(row["paper_passes"] * row["measured_s_per_pass"][b] for row in rows) / 3600
+                                    for b in args.eval_batches}
     for kind, per_batch in hours.items():
         print(f"grid passes, {kind}: " + ", ".join(f"eval batch {b}: {h:.2f} h" for b, h in per_batch.items()))
-    out = RESULTS / f"meterez-passes-cpu-{dt.date.today().isoformat()}.json"
+    out = RESULTS / f"meterez-passes-{device.type}-{dt.date.today().isoformat()}.json"
     write_text_atomically(out, json.dumps({
         "benchmark": "meterez_passes", "date": dt.date.today().isoformat(), "args": vars(args),
         "shapes": f"{SHAPES_CUDA.name} (NVIDIA H100 80GB HBM3, eval batch {SHAPES_EVAL_BATCH})",
         "h100_flops": H100_FLOPS, "h100_bytes_per_s": H100_BYTES_PER_S, "results": rows,
-        "projected_pass_hours": hours, "provenance": provenance("cpu")}, indent=1) + "\n")
+        "measured": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "projected_pass_hours": hours, "provenance": provenance(device.type)}, indent=1) + "\n")
     print(f"wrote {out}")
 
 

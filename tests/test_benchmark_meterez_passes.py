@@ -55,3 +55,10 @@ def test_the_projection_gives_back_the_measured_hours_and_takes_the_slower_of_ho
     twin = {**row, "s_per_op": 2 * row["s_per_op"]}
     joint = passes.projected_hours([row, twin], [1000])["joint"][1000]
     assert joint == pytest.approx(1800 * 2 * seconds / 3600)
+
+
+def test_the_gpu_timing_times_a_pass_at_every_eval_batch(passes, monkeypatch):
+    """``--device cuda``'s timing, on the CPU over a small test split (the real one is 10,000 per data set)."""
+    monkeypatch.setattr(passes, "TEST_SAMPLES", 300)
+    seconds = passes.timed_pass(passes.STACKS[1], 2, [100, 300], torch.device("cpu"), repeats=1)
+    assert set(seconds) == {100, 300} and all(s > 0 for s in seconds.values())
