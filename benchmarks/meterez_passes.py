@@ -55,22 +55,40 @@ H100_FLOPS = 0.5 * 67e12  # half the H100 SXM's dense float32 peak: products of 
 H100_BYTES_PER_S = 3.35e12  # H100 SXM HBM3 bandwidth
 
 
+def random_split(stack: tuple[str, ...], samples: int, generator: torch.Generator,
+                 device: torch.device = torch.device("cpu")) -> StackedSplit:
+    """Random inputs and labels of the shapes of ``stack``'s data sets (the widest input, as a stack pads them),
+    ``samples`` per data set, on ``device``."""
+    features = max(math.prod(dataset_spec(name).image_shape) for name in stack)
+    x = torch.randn(len(stack), samples, features, generator=generator)
+    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (samples,), generator=generator)
+                     for name in stack])
+    return StackedSplit(x.to(device), y.to(device), [samples] * len(stack), [features] * len(stack))
+
+
+def grid_job(stack: tuple[str, ...], depth: int, generator: torch.Generator, device: torch.device):
+    """The grid job of ``stack`` at ``depth`` (``grid_training``) on a random training split of two batches."""
+    train = random_split(stack, 2 * BATCH, generator, device)
+    return grid_training({**GRID_CFG, "measure_epochs": []}, stack, ACTS, depth, train.x, train.y)
+
+
+def grid_measure(job, test: StackedSplit, eval_batch: int) -> GridMeasure:
+    """The job's per-epoch pass over ``test`` at ``eval_batch``; calling it with a non-recorded epoch runs one."""
+    return GridMeasure.for_job({**GRID_CFG, "eval_batch_size": eval_batch, "measure_epochs": []}, job, test)
+
+
 def pass_counts(stack: tuple[str, ...], depth: int) -> dict[str, float]:
     """Operators, FLOP and bytes of one evaluation pass of the grid job of ``stack`` at ``depth`` (a non-recorded
     epoch of ``GridMeasure``), as a fixed part (the measurement batch) and a part per test batch (operators) or per
     test sample (FLOP, bytes): counted with test splits of one and of two batches of ``BATCH`` samples."""
-    features = max(math.prod(dataset_spec(name).image_shape) for name in stack)
     generator = torch.Generator().manual_seed(0)
-    n = 2 * BATCH
-    x = torch.randn(len(stack), n, features, generator=generator)
-    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (n,), generator=generator) for name in stack])
-    cfg = {**GRID_CFG, "eval_batch_size": BATCH, "measure_epochs": []}
-    job = grid_training(cfg, stack, ACTS, depth, x, y)
+    job = grid_job(stack, depth, generator, torch.device("cpu"))
+    test = random_split(stack, 2 * BATCH, generator)
     counts = {}
     for batches in (1, 2):
-        samples = batches * BATCH
-        test = StackedSplit(x[:, :samples], y[:, :samples], [samples] * len(stack), [features] * len(stack))
-        measure = GridMeasure.for_job(cfg, job, test)
+        part = StackedSplit(test.x[:, :batches * BATCH], test.y[:, :batches * BATCH], [batches * BATCH] * len(stack),
+                            test.dims)
+        measure = grid_measure(job, part, BATCH)
         measure(job.step.model, 1)  # warm-up
         with OpCounter() as ops:
             measure(job.step.model, 1)
@@ -88,22 +106,12 @@ def timed_pass(stack: tuple[str, ...], depth: int, eval_batches: list[int], devi
     """Seconds of one evaluation pass (a non-recorded epoch of ``GridMeasure``) of the grid job of ``stack`` at
     ``depth`` on ``device``, over a random test split of ``TEST_SAMPLES`` per data set, at each eval batch size: the
     minimum of ``repeats`` passes after a warm-up one."""
-    features = max(math.prod(dataset_spec(name).image_shape) for name in stack)
     generator = torch.Generator().manual_seed(0)
-    x = torch.randn(len(stack), 2 * BATCH, features, generator=generator).to(device)
-    y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (2 * BATCH,), generator=generator)
-                     for name in stack]).to(device)
-    test_x = torch.randn(len(stack), TEST_SAMPLES, features, generator=generator).to(device)
-    test_y = torch.stack([torch.randint(0, dataset_spec(name).num_classes, (TEST_SAMPLES,), generator=generator)
-                          for name in stack]).to(device)
-    test = StackedSplit(test_x, test_y, [TEST_SAMPLES] * len(stack), [features] * len(stack))
-    seconds = {}
-    for batch in eval_batches:
-        cfg = {**GRID_CFG, "eval_batch_size": batch, "measure_epochs": []}
-        job = grid_training(cfg, stack, ACTS, depth, x, y)
-        measure = GridMeasure.for_job(cfg, job, test)
-        seconds[batch] = best_of(repeats, synced(lambda: measure(job.step.model, 1), device))
-    return seconds
+    job = grid_job(stack, depth, generator, device)
+    test = random_split(stack, TEST_SAMPLES, generator, device)
+    return {batch: best_of(repeats, synced(lambda measure=grid_measure(job, test, batch): measure(job.step.model, 1),
+                                           device))
+            for batch in eval_batches}
 
 
 def pass_at(counts: dict[str, float], eval_batch: int) -> dict[str, float]:

@@ -23,12 +23,9 @@ def test_a_pass_is_the_measurement_and_a_part_per_test_batch(passes, counts):
     """Counted with one and two test batches; a pass of three then launches what the split predicts."""
     assert counts["ops_per_batch"] > 0 and counts["ops_fixed"] > 0
     assert counts["flop_per_sample"] > 0 and counts["bytes_per_sample"] > 0
-    stack, batch = passes.STACKS[0], passes.BATCH
-    x = torch.randn(len(stack), 3 * batch, 3072)
-    y = torch.randint(0, 10, (len(stack), 3 * batch))
-    cfg = {**passes.GRID_CFG, "eval_batch_size": batch, "measure_epochs": []}
-    job = passes.grid_training(cfg, stack, passes.ACTS, 2, x, y)
-    measure = passes.GridMeasure.for_job(cfg, job, passes.StackedSplit(x, y, [3 * batch] * 2, [3072] * 2))
+    generator, stack = torch.Generator().manual_seed(1), passes.STACKS[0]
+    job = passes.grid_job(stack, 2, generator, torch.device("cpu"))
+    measure = passes.grid_measure(job, passes.random_split(stack, 3 * passes.BATCH, generator), passes.BATCH)
     measure(job.step.model, 1)
     with passes.OpCounter() as ops:
         measure(job.step.model, 1)
