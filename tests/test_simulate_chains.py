@@ -113,3 +113,19 @@ def test_the_spectrum_chain_keeps_the_trace_and_the_bn_chain_orthogonalises():
     assert gaps[0] > 0.8 * math.sqrt(1 - 1 / n) and sum(gaps[-10:]) / 10 < 0.5 * gaps[0]
     with pytest.raises(ValueError, match="sampler"):
         next(spectrum_chain(h0, 1, torch.Generator(), sampler="gram"))
+
+
+def test_the_spectrum_chain_draws_layer_by_layer_as_fresh_randn_tensors():
+    # The chain reuses one draw buffer across layers: its spectra must be, bit for bit, those of a fresh
+    # torch.randn per layer from the same generator, and a spectrum it yielded must not change later.
+    runs, d, n, layers = 3, 40, 5, 6
+    h0 = torch.randn(runs, d, n, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    chain = list(spectrum_chain(h0, layers, torch.Generator().manual_seed(9)))
+    gen, eigvals, fresh = torch.Generator().manual_seed(9), torch.linalg.eigvalsh(h0.mT @ h0), []
+    for _ in range(layers):
+        u = torch.randn(runs, d, n, generator=gen) * eigvals.clamp_min(0).sqrt().float().unsqueeze(-2)
+        u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
+        m = (u.mT @ u).double() / d
+        eigvals = torch.linalg.eigvalsh((m + m.mT) / 2)
+        fresh.append(eigvals)
+    assert all(torch.equal(a, b) for a, b in zip(chain, fresh))
