@@ -28,13 +28,15 @@ command, exit status and wall time, the tests' count line, the engines' ratios a
 and peak CUDA memory. Exit status 0 only when every step passed. On a machine where torch cannot use a GPU it
 says why (isonorm.runtime's device guard) and exits with 2 before running anything; ``--dry-run`` instead
 checks each step without a GPU: the GPU tests are collected, the benchmark scripts parse their arguments, and
-Snakemake plans the shapes DAG (``-n``).
+Snakemake plans the shapes DAG (``-n``). The first two run with the packages of the workflow alone blocked
+(``WORKFLOW_ONLY``), since every step but ``shapes`` must run on a GPU machine's Python without them.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.abc
 import json
 import re
 import shutil
@@ -49,10 +51,14 @@ LOGS = REPO / "logs" / "gpu-acceptance"
 SHAPES_RESULTS = REPO / "results" / "shapes"  # the shapes preset's results root (isonorm.outputs)
 
 PYTHON = sys.executable
+# The test files that mark any GPU test: the tests step collects only these, so that it needs no package of the
+# workflow alone (below) and runs on a GPU machine's own Python with torch and the project's numerics stack.
+GPU_TEST_FILES = sorted(str(path.relative_to(REPO)) for path in (REPO / "tests").glob("test_*.py")
+                        if "mark.gpu" in path.read_text())
 # What each step runs. Sizes: the benchmarks' own GPU settings (benchmarks/README.md); the shapes preset names
 # `device=cuda`, so that a GPU torch cannot use stops its jobs instead of running them on the CPU.
 STEPS = {
-    "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra"],
+    "tests": [PYTHON, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-o", "addopts=-ra", *GPU_TEST_FILES],
     "meterez": [PYTHON, "benchmarks/meterez_engine.py", "--device", "cuda", "--depths", "100", "500", "1000",
                 "--steps", "50"],
     # the engine's fused block (`meterez2024: training: fused_block`) and the joint job of a depth (all four data sets
@@ -69,21 +75,48 @@ STEPS = {
 }
 
 
+# The packages that only the workflow and its report need (Snakemake, the notebooks, the config's schema check). A GPU
+# machine's image may lack them; every step but `shapes` runs without them, which the dry run checks by blocking them.
+WORKFLOW_ONLY = ("snakemake", "papermill", "jupytext", "nbformat", "nbconvert", "IPython", "ipykernel", "jsonschema")
+
+
+class _WorkflowOnly(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] in WORKFLOW_ONLY:
+            raise ModuleNotFoundError(f"{name} is imported by a GPU step, but only the workflow may need it: a GPU "
+                                      "machine may not have it (gpu_acceptance.WORKFLOW_ONLY)", name=name)
+        return None
+
+
+def block_workflow_only() -> None:
+    """Make the packages of :data:`WORKFLOW_ONLY` unimportable in this process (the dry run's checks)."""
+    sys.meta_path.insert(0, _WorkflowOnly())
+
+
+# the start of a dry-run check's `python -c` code: this file imported from its folder, the workflow's packages blocked
+_BLOCKED = ("import runpy, sys; sys.path.insert(0, 'benchmarks'); "
+            "import gpu_acceptance; gpu_acceptance.block_workflow_only(); ")
+
+
 def _arguments_parse(script: str, argv: list[str]) -> list[str]:
-    """A command that imports a benchmark script and parses ``argv`` with its own parser, running nothing."""
+    """A command that imports a benchmark script and parses ``argv`` with its own parser, running nothing, with the
+    workflow's own packages unimportable."""
     # the script's folder first on sys.path, as `python script.py` puts it (its imports of its neighbours)
-    check = (f"import runpy, sys; sys.path.insert(0, {str(Path(script).parent)!r}); "
+    check = (f"{_BLOCKED}sys.path[0:0] = [{str(Path(script).parent)!r}]; "
              f"runpy.run_path({script!r})['parse_arguments'](sys.argv[1:])")
     return [PYTHON, "-c", check, *argv]
 
 
-# The same steps without a GPU, each started as far as it goes without one: the GPU tests collected (from the
-# test files that mark any: what collecting the whole suite would select, without importing every test), the
-# benchmarks' imports and arguments, the shapes DAG planned.
-GPU_TEST_FILES = sorted(str(path.relative_to(REPO)) for path in (REPO / "tests").glob("test_*.py")
-                        if "mark.gpu" in path.read_text())
+def _tests_collected() -> list[str]:
+    """The tests step's pytest run collecting only, with the workflow's own packages unimportable."""
+    pytest_args = STEPS["tests"][3:] + ["--collect-only", "-q"]
+    return [PYTHON, "-c", f"{_BLOCKED}import pytest; sys.exit(pytest.main(sys.argv[1:]))", *pytest_args]
+
+
+# The same steps without a GPU, each started as far as it goes without one: the GPU tests collected, the benchmarks'
+# imports and arguments (both without the packages of the workflow alone), the shapes DAG planned.
 DRY_RUN = {
-    "tests": [*STEPS["tests"], "--collect-only", "-q", *GPU_TEST_FILES],
+    "tests": _tests_collected(),
     "meterez": _arguments_parse(STEPS["meterez"][1], STEPS["meterez"][2:]),
     "fusion": _arguments_parse(STEPS["fusion"][1], STEPS["fusion"][2:]),
     "passes": _arguments_parse(STEPS["passes"][1], STEPS["passes"][2:]),

@@ -51,3 +51,19 @@ def test_a_step_that_would_not_start_fails_the_dry_run(tmp_path, monkeypatch):
     monkeypatch.setitem(acceptance.DRY_RUN, "train_engine", bad)  # an option the benchmark does not have
     assert acceptance.main(["--dry-run", "--steps", "train_engine"]) == 1
     assert "unrecognized arguments: --stacks" in (tmp_path / "dry-run" / "train_engine.log").read_text()
+
+
+def test_the_dry_run_fails_a_gpu_step_that_needs_a_package_of_the_workflow_alone(tmp_path, monkeypatch):
+    # A GPU machine's image may have torch, transformers and pandas but not Snakemake or the notebooks' stack: the
+    # tests and benchmark steps must start without them, and the dry run says which import would stop one.
+    acceptance = acceptance_module()
+    monkeypatch.setattr(acceptance, "LOGS", tmp_path)
+    script = tmp_path / "bench.py"
+    script.write_text("import torch\nfrom snakemake.io import expand\n\n\ndef parse_arguments(argv):\n    return argv\n")
+    monkeypatch.setitem(acceptance.DRY_RUN, "passes", acceptance._arguments_parse(str(script), []))
+    assert acceptance.main(["--dry-run", "--steps", "passes"]) == 1
+    log = (tmp_path / "dry-run" / "passes.log").read_text()
+    assert "snakemake is imported by a GPU step, but only the workflow may need it" in log
+    # the real tests step collects only the files that mark GPU tests, none of which needs the workflow's packages
+    assert set(acceptance.GPU_TEST_FILES) <= set(acceptance.STEPS["tests"])
+    assert "tests/test_train_native_stack.py" in acceptance.GPU_TEST_FILES
