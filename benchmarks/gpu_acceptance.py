@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.abc
 import json
 import re
 import shutil
@@ -80,17 +79,12 @@ STEPS = {
 WORKFLOW_ONLY = ("snakemake", "papermill", "jupytext", "nbformat", "nbconvert", "IPython", "ipykernel", "jsonschema")
 
 
-class _WorkflowOnly(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.partition(".")[0] in WORKFLOW_ONLY:
-            raise ModuleNotFoundError(f"{name} is imported by a GPU step, but only the workflow may need it: a GPU "
-                                      "machine may not have it (gpu_acceptance.WORKFLOW_ONLY)", name=name)
-        return None
-
-
 def block_workflow_only() -> None:
-    """Make the packages of :data:`WORKFLOW_ONLY` unimportable in this process (the dry run's checks)."""
-    sys.meta_path.insert(0, _WorkflowOnly())
+    """Make the packages of :data:`WORKFLOW_ONLY` look absent in this process (the dry run's checks): a ``None`` in
+    ``sys.modules`` fails their import (ModuleNotFoundError) and makes ``importlib.util.find_spec`` answer
+    None, as on a machine without them, so libraries that probe for them optionally behave as they would there."""
+    for name in WORKFLOW_ONLY:
+        sys.modules[name] = None  # type: ignore[assignment]
 
 
 # the start of a dry-run check's `python -c` code: this file imported from its folder, the workflow's packages blocked
