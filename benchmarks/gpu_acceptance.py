@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             step["pass_hours"] = found["projected_pass_hours"]
         elif name == "lu2024" and (found := benchmark_file("lu2024-bounds-cuda-{date}.json", date)):
             step["results"] = [{key: row.get(key) for key in ("job", "gpu_s_per_step", "verdict", "wall_s",
-                                                              "cuda_kernel_s", "cuda_kernels", "step_s",
+                                                              "cuda_kernel_s", "cuda_kernels", "host_op_s", "step_s",
                                                               "step_overhead_s")}
                                for row in found["results"]]
         elif name == "train_engine" and (found := benchmark_file("cuda-{date}.json", date)):

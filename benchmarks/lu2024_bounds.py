@@ -235,10 +235,13 @@ def shapes_example_tokens(lu: dict, n_examples: int = 300) -> float:
 
 def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
     """FLOP and operators of one LoRA micro-batch (one example of ``tokens`` tokens) for the 32-layer model,
-    from one- and two-layer models (linear in depth), and of the 2-layer model the shapes preset timed."""
+    from one- and two-layer models (linear in depth), and of the 2-layer model the shapes preset timed; and the
+    seconds a micro-batch of the narrow model takes on this machine's CPU (``narrow_s``…), where its products are
+    small: the host work of the job's Python, peft, checkpointing and operator dispatch, which a GPU does not
+    shorten."""
     cfg = lu["table5"]["lora"]
     real = full_sizes("qwen")["num_hidden_layers"]
-    flop, ops = {}, {}
+    flop, ops, narrow_s = {}, {}, {}
     for layers in (1, 2):
         for narrow in (False, True):
             model = lora_model(layers, narrow, cfg)
@@ -248,6 +251,7 @@ def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
                 with OpCounter() as counter:
                     model(input_ids=ids, labels=ids).loss.backward()
                 ops[layers] = counter.total
+                narrow_s[layers] = best_of(5, lambda: model(input_ids=ids, labels=ids).loss.backward())
             else:
                 with FlopCounterMode(display=False) as counter:
                     model(input_ids=ids, labels=ids).loss.backward()
@@ -255,7 +259,9 @@ def lora_counts(lu: dict, tokens: int) -> dict[str, float]:
             del model
     at = lambda counts, n: counts[1] + (n - 1) * (counts[2] - counts[1])  # noqa: E731
     return {"flop_2_layers": flop[2], "flop": at(flop, real), "ops_2_layers": ops[2], "ops": at(ops, real),
-            "flop_per_layer": flop[2] - flop[1], "ops_per_layer": ops[2] - ops[1]}
+            "flop_per_layer": flop[2] - flop[1], "ops_per_layer": ops[2] - ops[1],
+            "narrow_s_2_layers": narrow_s[2], "narrow_s": at(narrow_s, real),
+            "narrow_s_per_layer": narrow_s[2] - narrow_s[1]}
 
 
 def count(step: Callable[[], None], repeats: int, device: torch.device) -> dict[str, float]:
@@ -272,10 +278,11 @@ def count(step: Callable[[], None], repeats: int, device: torch.device) -> dict[
 def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float]:
     """On a GPU, what the shapes preset timed of the LoRA job (2 of Qwen-7B's layers at full width, the job's
     bfloat16), in two parts: one micro-batch of ``tokens`` tokens, its wall seconds, the seconds its CUDA kernels
-    ran and how many there were (the profiler's), which say whether it waits on the host (kernel time ≪ wall), on
-    launches or on arithmetic; and one whole optimizer step of the job's own ``LoraStep`` (its grad_accumulation
-    micro-batches, the gradient clip, AdamW, the scheduler), whose excess over that many micro-batches is what a
-    step costs beyond them (``step_overhead_s``)."""
+    ran and how many there were, and the seconds its operators held the host (the profiler's), which say whether it
+    waits on the host (kernel time ≪ wall ≈ host time), on something outside the operators (both ≪ wall), on launches
+    or on arithmetic, with the operators that took the most of each (:func:`top_operators`); and one whole
+    optimizer step of the job's own ``LoraStep`` (its grad_accumulation micro-batches, the gradient clip, AdamW, the
+    scheduler), whose excess over that many micro-batches is what a step costs beyond them (``step_overhead_s``)."""
     from torch.profiler import ProfilerActivity, profile
 
     cfg = lu["table5"]["lora"]
@@ -287,7 +294,8 @@ def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float
     with profile(activities=activities) as prof:
         micro()
     kernels = sum(1 for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA)
-    kernel_us = sum(event.self_device_time_total for event in prof.key_averages())  # every kernel, once
+    averages = prof.key_averages()
+    kernel_us = sum(event.self_device_time_total for event in averages)  # every kernel, once
     model.zero_grad(set_to_none=True)
     accumulation = int(cfg["grad_accumulation"])
     example = (ids[0].tolist(), ids[0].tolist())  # every token labelled: the job's prompt tokens cost the same
@@ -296,8 +304,21 @@ def lora_profile(lu: dict, tokens: int, device: torch.device) -> dict[str, float
     index = torch.arange(accumulation).view(1, -1)
     with step.epoch(1):
         whole = best_of(2, synced(lambda: step(index), device))
-    return {"wall_s": wall, "cuda_kernel_s": kernel_us * 1e-6, "cuda_kernels": kernels, "step_s": whole,
-            "micro_batches_per_step": accumulation, "step_overhead_s": whole - accumulation * wall}
+    return {"wall_s": wall, "cuda_kernel_s": kernel_us * 1e-6, "cuda_kernels": kernels,
+            "host_op_s": sum(event.self_cpu_time_total for event in averages) * 1e-6, **top_operators(averages),
+            "step_s": whole, "micro_batches_per_step": accumulation, "step_overhead_s": whole - accumulation * wall}
+
+
+def top_operators(averages, n: int = 12) -> dict[str, list[dict[str, Any]]]:
+    """The profiler's operators that took the most device time and the most host time (their own, without their
+    children's), so that one GPU run says what a micro-batch waits on, not only that it waits."""
+    def row(event) -> dict[str, Any]:
+        return {"name": event.key, "calls": event.count, "self_cpu_ms": event.self_cpu_time_total * 1e-3,
+                "self_device_ms": event.self_device_time_total * 1e-3}
+
+    by = lambda key: [row(e) for e in sorted(averages, key=key, reverse=True)[:n]]  # noqa: E731
+    return {"top_device_ops": [r for r in by(lambda e: e.self_device_time_total) if r["self_device_ms"] > 0],
+            "top_host_ops": by(lambda e: e.self_cpu_time_total)}
 
 
 def shapes_row(table: pd.DataFrame, rule: str, wildcards: dict[str, str]) -> pd.Series | None:
@@ -400,6 +421,8 @@ def main() -> None:
               f"layers, {lora['flop'] / 1e12:.3f} TFLOP and {lora['ops']} ops at 32; " + ", ".join(
                   f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in rows[-1].items()
                   if k in ("arithmetic_floor_s", "launch_floor_s", "gpu_s_per_step", "us_per_op", "verdict")))
+        print(f"  host work of a narrow micro-batch on this CPU: {lora['narrow_s_2_layers'] * 1e3:.1f} ms at 2 layers, "
+              f"{lora['narrow_s_per_layer'] * 1e3:.1f} ms per layer, {lora['narrow_s'] * 1e3:.0f} ms at 32")
     out = RESULTS / f"lu2024-bounds-{device.type}-{dt.date.today().isoformat()}.json"
     write_text_atomically(out, json.dumps({
         "benchmark": "lu2024_bounds", "date": dt.date.today().isoformat(), "args": vars(args), "lora_tokens": tokens,

@@ -63,10 +63,26 @@ def test_the_lora_profile_runs_a_micro_batch_and_a_whole_step_of_the_job_model(b
     lu = bounds.lu2024_config()
     profiled = bounds.lora_profile(lu, 8, torch.device("cpu"))
     assert profiled["wall_s"] > 0 and profiled["cuda_kernels"] == 0 and profiled["cuda_kernel_s"] == 0
+    # what held the host: the operators' own seconds, the largest first, the products among them
+    assert 0 < profiled["host_op_s"] and profiled["top_device_ops"] == []
+    host = profiled["top_host_ops"]
+    assert len(host) == 12 and host == sorted(host, key=lambda op: op["self_cpu_ms"], reverse=True)
+    assert any(op["name"] in ("aten::mm", "aten::addmm") for op in host) and all(op["calls"] >= 1 for op in host)
     # one optimizer step of the job's own LoraStep: all its micro-batches, so longer than one
     assert profiled["micro_batches_per_step"] == lu["table5"]["lora"]["grad_accumulation"] > 1
     assert profiled["step_s"] > profiled["wall_s"]
     assert profiled["step_overhead_s"] == pytest.approx(profiled["step_s"] - 16 * profiled["wall_s"])
+
+
+def test_the_lora_counts_extrapolate_from_one_and_two_layers(bounds, monkeypatch):
+    """Counted on narrow models only here (full width needs 8 GB): FLOP, operators and the narrow micro-batch's host
+    seconds, each at 32 layers from its one- and two-layer values."""
+    full = bounds.lora_model
+    monkeypatch.setattr(bounds, "lora_model", lambda layers, narrow, *rest, **kw: full(layers, True, *rest, **kw))
+    counts = bounds.lora_counts(bounds.lu2024_config(), 8)
+    for key in ("flop", "ops", "narrow_s"):
+        assert counts[key] == pytest.approx(counts[f"{key}_2_layers"] + 30 * counts[f"{key}_per_layer"])
+    assert counts["ops_per_layer"] > 0 and counts["narrow_s_2_layers"] > 0
 
 
 def test_the_lora_model_is_wrapped_as_the_job_wraps_it(bounds):
