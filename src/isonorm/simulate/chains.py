@@ -123,7 +123,7 @@ def spectrum_chain(
     runs, d, n = h0.shape
     eigvals = torch.linalg.eigvalsh(h0.transpose(-1, -2) @ h0)
     # One draw buffer and one product buffer for every layer: the draws are bit for bit torch.randn's, and a fresh
-    # (runs, d, n) tensor per layer cost up to a third more time at the largest cells (benchmarks/README.md).
+    # (runs, d, n) tensor per layer took a fifth to two fifths more time at the largest cells (benchmarks/README.md).
     u = torch.empty((runs, d, n), dtype=torch.float32, device=h0.device)
     product = torch.empty((runs, n, n), dtype=torch.float32, device=h0.device)
     for _ in range(layers):
