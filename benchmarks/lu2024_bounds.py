@@ -63,8 +63,9 @@ from cpu_limits import best_of, synced  # benchmarks/cpu_limits.py and op_count.
 from op_count import OpCounter
 
 from isonorm.atomic import write_text_atomically
-from isonorm.checkpoints.full_size import full_sizes
-from isonorm.checkpoints.tiny import write_causal_tokenizer
+from isonorm.checkpoints.full_size import FULL_DTYPES, full_sizes
+from isonorm.checkpoints.random_weights import build_config, write_tokenizer
+from isonorm.checkpoints.registry import CHECKPOINTS
 from isonorm.data import dataset_spec
 from isonorm.data.augment import crop_flip_augment, padding_fill
 from isonorm.data.instructions import synthetic_examples
@@ -219,13 +220,14 @@ def lora_model(layers: int, narrow: bool, cfg: dict, dtype: torch.dtype = torch.
 def shapes_example_tokens(lu: dict, n_examples: int = 300) -> float:
     """The mean tokens of an example of the shapes preset's LoRA job, what its timed micro-batches held: its
     synthetic instructions (presets/shapes.yaml) through the job's own ``tokenize_example`` and the tokenizer of
-    its Qwen stand-in (the byte-level BPE ``isonorm.checkpoints`` learns from the shipped texts at Qwen's vocabulary
-    size). The examples cycle through three kinds, so a few hundred give the mean of the 5,000."""
+    its Qwen stand-in (the byte-level BPE ``random_weights.write_tokenizer`` learns from the shipped texts at Qwen's
+    vocabulary size, as the stand-in's build does). The examples cycle through three kinds, so a few hundred give the mean of the 5,000."""
     from transformers import AutoTokenizer
 
-    sizes = full_sizes("qwen")
+    spec = CHECKPOINTS["qwen"]
+    config = build_config(spec.tiny_family, full_sizes(spec.name), FULL_DTYPES[spec.name])
     with tempfile.TemporaryDirectory() as folder:
-        write_causal_tokenizer(Path(folder), shipped_texts(), sizes["vocab_size"], sizes["max_position_embeddings"])
+        write_tokenizer(spec.tiny_family, folder, shipped_texts(), config)  # as write_random makes the stand-in's
         tokenizer = AutoTokenizer.from_pretrained(folder)
         max_length = int(lu["table5"]["lora"]["max_length"])
         lengths = [len(tokenize_example(tokenizer, example, max_length)[0])

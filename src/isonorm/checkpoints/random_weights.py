@@ -96,6 +96,19 @@ def _tensor(plan: TensorPlan, name: str, seed: int, std: float, dtype: torch.dty
     return torch.empty(plan.shape, dtype=dtype).normal_(0.0, std, generator=generator)
 
 
+def write_tokenizer(family: str, folder: str | Path, texts: Sequence[str], config) -> None:
+    """The tokenizer files of a stand-in of ``family`` in ``folder``, learnt from ``texts`` at ``config``'s
+    vocabulary and length, its special-token ids set in ``config``; none for a family that needs none."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if family == "gpt2":  # the probe tokenizes texts: GPT-2's four tokenizer files, as the tiny GPT-2
+        config.bos_token_id = config.eos_token_id = write_gpt2_tokenizer(folder, texts, config.vocab_size,
+                                                                         config.n_positions)
+    elif family in SHARDED_FAMILIES:  # the LoRA build needs a tokenizer, as the tiny causal LMs
+        end_id = write_causal_tokenizer(folder, texts, config.vocab_size, config.max_position_embeddings)
+        config.bos_token_id = config.eos_token_id = config.pad_token_id = end_id
+
+
 def write_random(spec: CheckpointSpec, folder: str | Path, texts: Sequence[str], *, seed: int = 0,
                  tensors: Sequence[str] | None = None, sizes: dict | None = None) -> list[str]:
     """Write the ``random`` stand-in of ``spec`` into ``folder``; returns the weight files written.
@@ -113,13 +126,7 @@ def write_random(spec: CheckpointSpec, folder: str | Path, texts: Sequence[str],
     # patterns matching nothing fail here, before anything is written
     files = select_shards(weight_map, tensors, what=f"checkpoint {spec.name}") if spec.sharded else [WEIGHTS]
 
-    folder.mkdir(parents=True, exist_ok=True)
-    if family == "gpt2":  # the probe tokenizes texts: GPT-2's four tokenizer files, as the tiny GPT-2
-        config.bos_token_id = config.eos_token_id = write_gpt2_tokenizer(folder, texts, config.vocab_size,
-                                                                         config.n_positions)
-    elif family in SHARDED_FAMILIES:  # the LoRA build needs a tokenizer, as the tiny causal LMs
-        end_id = write_causal_tokenizer(folder, texts, config.vocab_size, config.max_position_embeddings)
-        config.bos_token_id = config.eos_token_id = config.pad_token_id = end_id
+    write_tokenizer(family, folder, texts, config)
     config.save_pretrained(folder)
     if spec.sharded:  # the index lists every tensor, whichever shards are written
         total = sum(math.prod(p.shape) for p in plan.values()) * dtype.itemsize
