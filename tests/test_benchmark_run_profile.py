@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from conftest import REPO, script_module
@@ -60,3 +62,34 @@ def test_a_job_that_never_finished_is_left_out(run_profile, tmp_path):
     log.write_text(LOG.split("[Fri Nov 27 09:25:12 2026]\nFinished jobid: 45")[0])
     jobs, _ = run_profile.parse(log)
     assert sorted(jobs) == [7, 46]
+
+
+def test_the_log_gives_each_job_its_inputs_and_outputs(run_profile, tmp_path):
+    log = tmp_path / "run.snakemake.log"
+    log.write_text(LOG.replace("    output: results/quick/daneshmand2021/fig3/batch4.parquet",
+                               "    input: results/quick/daneshmand2021/fig3/batch8.parquet, a.yaml\n"
+                               "    output: results/quick/daneshmand2021/fig3/batch4.parquet"))
+    jobs, _ = run_profile.parse(log)
+    assert jobs[45]["input"] == ["results/quick/daneshmand2021/fig3/batch8.parquet", "a.yaml"]
+    assert jobs[46]["output"] == ["results/quick/daneshmand2021/fig3/batch8.parquet"] and jobs[46]["input"] == []
+    assert run_profile.waits_for(jobs) == {46: set(), 7: set(), 45: {46}}
+
+
+def _jobs(durations: dict[int, int], inputs: dict[int, list[int]]) -> dict[int, dict]:
+    """Jobs of the given seconds; job k writes f"out{k}" and reads the outputs of ``inputs[k]``."""
+    zero = dt.datetime(2026, 11, 27)
+    return {k: {"rule": "r", "start": zero, "end": zero + dt.timedelta(seconds=s), "output": [f"out{k}"],
+                "input": [f"out{j}" for j in inputs.get(k, [])]} for k, s in durations.items()}
+
+
+def test_the_replay_starts_the_longest_job_first_and_waits_for_inputs(run_profile):
+    # one 10 s job and four of 2 s on 2 cores: longest first ends at 10 s; the 10 s job started last ends at 14
+    jobs = _jobs({1: 10, 2: 2, 3: 2, 4: 2, 5: 2}, {})
+    assert run_profile.replay(jobs, 2, lambda k: -run_profile.seconds(jobs[k])) == 10
+    assert run_profile.replay(jobs, 2, lambda k: -k) == 14
+    # a job that reads the long job's output starts after it, however many cores there are
+    jobs = _jobs({1: 10, 2: 2, 3: 3}, {3: [1]})
+    assert run_profile.replay(jobs, 16, lambda k: k) == 13
+    assert run_profile.critical_path(jobs) == 13
+    (row,) = run_profile.schedule(jobs, [2], shuffles=5)
+    assert row["longest_first_s"] == 13 and row["job_s_per_core"] == 7.5 and row["random_range_s"] == [13, 13]
