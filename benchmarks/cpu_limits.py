@@ -10,11 +10,17 @@ are small (6 runs' 100 × 100 by 100 × 100, batched), which no BLAS runs at a 2
 limit* takes them at the rate this machine reaches for that product (``stacked_100_flop_per_s``, measured beside
 the others), and the step is timed with the fused block too (config ``fused_block``).
 
+What the meterez2024 step's time is made of, in the same round: its matrix products and SGD update alone, in the
+stack's layout with weights and saved activations of the step's sizes, so as cold in the cache (``step_products``);
+the engine's step with each hidden layer's block cut to its affine part (``step_without_block``: no batch
+statistics, no activation); and the originals' approach (``originals.py``'s stand-in, six runs one after another),
+against which the issue's goal of 2× is set.
+
 | workload | counted work |
 |---|---|
 | daneshmand2021 Fig. 3, its largest cell (d = 4096, n = 90, 10 runs; ``--layers`` of its 1000) | per layer and run: d·n draws, the n × d × n Gram product (the spectrum sampler, decision B14) |
 | joudaki2023 Fig. 4 grid, the paper configuration (``simulations.run_grid``) | per layer and run: d² draws of W (the originals' ``direct`` sampler), the n × d × d product X W |
-| meterez2024 training step, a grid job's stack of 6 runs (``meterez_engine.engine_step``), depths 100 and 500 | the products of the forward (2·B·Σ in·out per run), the weights' gradients and the inputs' gradients (all but the data's); the operators one step dispatches (``OpCounter``) and the seconds per operator |
+| meterez2024 training step, a grid job's stack of 6 runs (``meterez_engine.engine_step``), depths 100 and 500 | the products of the forward (2·B·Σ in·out per run), the weights' gradients and the inputs' gradients (all but the data's); the operators one step dispatches (``OpCounter``) and the seconds per operator; the parts of its time (above) |
 
 Each round measures the rates, then every workload (minimum of ``--repeats`` timings); the medians over
 ``--rounds`` rounds are kept, as the CPU's clock moves between rounds. Run on an otherwise idle machine; writes
@@ -33,16 +39,19 @@ import statistics
 import time
 from pathlib import Path
 from typing import Callable
+from unittest import mock
 
 import numpy as np
 import torch
 import yaml
 
-from meterez_engine import ACTS, BATCH, GRID_CFG, STACKS, engine_step  # benchmarks/meterez_engine.py, beside it
+from meterez_engine import ACTS, BATCH, GRID_CFG, LR, STACKS, engine_step  # benchmarks/meterez_engine.py, beside it
+from originals import originals_epoch  # benchmarks/originals.py, beside it
 
 from isonorm.atomic import write_text_atomically
 from isonorm.experiments.daneshmand2021.simulations import _smallest_sigma_min
 from isonorm.experiments.joudaki2023.simulations import run_grid
+from isonorm.models.bn_mlp import StackedBNMLP
 from isonorm.provenance import provenance
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
@@ -130,9 +139,58 @@ def joudaki_fig4(rates: dict, repeats: int) -> dict:
             "limit_s": limit(draws, flop, rates)}
 
 
-def meterez_step(rates: dict, depth: int, steps: int) -> dict:
+def products_work(depth: int, runs: int, width: int = 100, inputs: int = 3072,
+                  logits: int = 100) -> Callable[[], None]:
+    """One step's matrix products and SGD update alone, in the stack's layout: forward every weight (runs, out,
+    in) times the activations (runs, in, B), keeping each layer's input; backward every weight's gradient and every
+    input's gradient but the data's; then W -= lr · gradient. Nothing else of the step (the count of
+    ``meterez_step_flop``)."""
+    generator = torch.Generator().manual_seed(depth)
+    sizes = [inputs] + [width] * depth + [logits]
+    weights = [torch.randn(runs, out, fan_in, generator=generator) / fan_in**0.5
+               for fan_in, out in zip(sizes, sizes[1:])]
+    data = torch.randn(runs, inputs, BATCH, generator=generator)
+
+    def step() -> None:
+        saved, x = [], data
+        for weight in weights:
+            saved.append(x)
+            x = torch.bmm(weight, x)
+        grad = torch.ones_like(x)
+        for layer in reversed(range(len(weights))):
+            weight_grad = torch.bmm(grad, saved[layer].mT)
+            if layer:
+                grad = torch.bmm(weights[layer].mT, grad)
+            weights[layer].add_(weight_grad, alpha=-LR)
+
+    return step
+
+
+def affine_part(model: StackedBNMLP) -> StackedBNMLP:
+    """``fuse_norm_act`` for :func:`step_without_block`: each hidden layer's block cut to its affine part, the fc
+    bias and torch BN's weight and bias, eager (no batch statistics, no gain, no activation)."""
+    def block(h, bias, gain, weight, shift, *running_stats):
+        return torch.addcmul(shift.unsqueeze(2), h + bias.unsqueeze(2), weight.unsqueeze(2))
+
+    model.fused_norm_act = block
+    return model
+
+
+def step_without_block(depth: int, steps: int) -> float:
+    """Seconds per step of the engine's step with :func:`affine_part` as every hidden layer's block."""
+    with mock.patch.object(StackedBNMLP, "fuse_norm_act", affine_part):
+        return engine_step(depth, steps, torch.device("cpu"), None, fused=True)[0]
+
+
+def originals_step(depth: int, steps: int, runs: int, repeats: int) -> float:
+    """Seconds per step of ``runs`` runs as the originals train them, one after another (``originals.py``)."""
+    return best_of(repeats, originals_epoch(depth, steps)) / steps * runs
+
+
+def meterez_step(rates: dict, depth: int, steps: int, repeats: int) -> dict:
     """The engine's step, eager and with the fused block (config ``fused_block``), against the limit at the 2048³
-    product's rate and at the rate of its own stacked 100 × 100 products (``shape_limit_s``)."""
+    product's rate and at the rate of its own stacked 100 × 100 products (``shape_limit_s``); what its time is made
+    of (its products and update alone, the step without its blocks) and the originals' step beside it."""
     seconds, ops = engine_step(depth, steps, torch.device("cpu"), None)
     fused, _ = engine_step(depth, steps, torch.device("cpu"), None, fused=True)
     runs = 2 * len(ACTS)  # CIFAR-10 and CIFAR-100 × the activations; 100 logits (CIFAR-10's padded)
@@ -141,14 +199,17 @@ def meterez_step(rates: dict, depth: int, steps: int) -> dict:
     return {"workload": f"meterez2024 step, depth {depth}, {runs} runs stacked", "seconds": seconds, "draws": 0,
             "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6,
             "shape_limit_s": shape_limit, "at_shape_limit": shape_limit / seconds, "fused_seconds": fused,
-            "fused_at_shape_limit": shape_limit / fused}
+            "fused_at_shape_limit": shape_limit / fused,
+            "products_seconds": best_of(repeats, products_work(depth, runs, GRID_CFG["width"])),
+            "without_block_seconds": step_without_block(depth, steps),
+            "originals_seconds": originals_step(depth, steps, runs, repeats)}
 
 
 def one_round(args: argparse.Namespace) -> tuple[dict, list[dict]]:
     """The machine's rates, then every workload against them (measured back to back: the CPU's clock drifts)."""
     rates = machine_rates(args.repeats)
     rows = [daneshmand_fig3(rates, args.layers, args.repeats), joudaki_fig4(rates, args.repeats),
-            *(meterez_step(rates, depth, args.steps) for depth in args.depths)]
+            *(meterez_step(rates, depth, args.steps, args.repeats) for depth in args.depths)]
     for row in rows:
         row["at_limit"] = row["limit_s"] / row["seconds"]
         row["draw_share_of_limit"] = (row["draws"] / rates["randn_per_s"]) / row["limit_s"]
@@ -174,7 +235,8 @@ def main() -> None:
     for index, first in enumerate(rounds[0][1]):
         per_round = [rows[index] for _, rows in rounds]
         medians = [key for key in ("seconds", "limit_s", "at_limit", "draw_share_of_limit", "shape_limit_s",
-                                   "at_shape_limit", "fused_seconds", "fused_at_shape_limit") if key in first]
+                                   "at_shape_limit", "fused_seconds", "fused_at_shape_limit", "products_seconds",
+                                   "without_block_seconds", "originals_seconds") if key in first]
         row = {**first, **{key: statistics.median(r[key] for r in per_round) for key in medians},
                "at_limit_range": [min(r["at_limit"] for r in per_round), max(r["at_limit"] for r in per_round)]}
         if "ops" in row:
@@ -183,7 +245,10 @@ def main() -> None:
         extra = f", {row['ops']} ops, {row['us_per_op']:.1f} µs/op" if "ops" in row else ""
         if "shape_limit_s" in row:
             extra += (f"; at its products' own rate {row['at_shape_limit']:.0%} at limit, with the fused block "
-                      f"{row['fused_seconds']:.3f} s, {row['fused_at_shape_limit']:.0%}")
+                      f"{row['fused_seconds']:.3f} s, {row['fused_at_shape_limit']:.0%}; its products and update "
+                      f"alone {row['products_seconds']:.3f} s, the step without its blocks "
+                      f"{row['without_block_seconds']:.3f} s; the originals {row['originals_seconds']:.3f} s "
+                      f"({row['originals_seconds'] / row['fused_seconds']:.2f}× the fused step)")
         low, high = row["at_limit_range"]
         print(f"{row['workload']}: {row['seconds']:.3f} s, limit {row['limit_s']:.3f} s ({row['at_limit']:.0%} at "
               f"limit, {low:.0%}–{high:.0%} over the rounds; draws {row['draw_share_of_limit']:.0%} of the limit)"

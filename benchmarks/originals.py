@@ -36,6 +36,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -237,16 +238,22 @@ def epoch_originals(model: nn.Module, optimizer, x: torch.Tensor, y: torch.Tenso
             raise FloatingPointError("training loss is NaN")
 
 
-def meterez(depth: int, steps: int, repeats: int, fused: bool = False) -> dict:
+def originals_epoch(depth: int, steps: int) -> Callable[[], None]:
+    """An epoch of ``steps`` steps of one run as the originals train it, on random CIFAR-shaped data."""
     torch.manual_seed(depth)
     model = NamedLayerMLP(depth)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
     x, y = torch.randn(steps * BATCH, 3072), torch.randint(0, 10, (steps * BATCH,))
-    epoch_originals(model, optimizer, x, y)  # warm-up
+    return lambda: epoch_originals(model, optimizer, x, y)
+
+
+def meterez(depth: int, steps: int, repeats: int, fused: bool = False) -> dict:
+    epoch = originals_epoch(depth, steps)
+    epoch()  # warm-up
     runs = 6  # one grid job: 3 activations × CIFAR-10 and CIFAR-100
 
     def original() -> float:
-        return seconds(lambda: epoch_originals(model, optimizer, x, y)) / steps * runs
+        return seconds(epoch) / steps * runs
 
     original_s, project_s = alternate(repeats, original, lambda: engine_step(
         depth, steps, torch.device("cpu"), cuda_graph=False, fused=fused)[0])

@@ -43,3 +43,32 @@ def test_the_meterez_count_is_one_engine_steps_products(cpu_limits):
     with FlopCounterMode(display=False) as counter:
         job.step._step(index)
     assert counter.get_total_flops() == cpu_limits.meterez_step_flop(depth, len(job.runs))
+
+
+def test_the_products_alone_are_the_counted_products_and_update_the_weights(cpu_limits):
+    depth, runs = 3, 6
+    step = cpu_limits.products_work(depth, runs)
+    weights = [cell.cell_contents for cell in step.__closure__ if isinstance(cell.cell_contents, list)][0]
+    before = [weight.clone() for weight in weights]
+    with FlopCounterMode(display=False) as counter:
+        step()
+    assert counter.get_total_flops() == cpu_limits.meterez_step_flop(depth, runs)
+    assert [tuple(w.shape) for w in weights] == [(runs, 100, 3072), (runs, 100, 100), (runs, 100, 100),
+                                                 (runs, 100, 100)]
+    assert all(not torch.equal(w, b) for w, b in zip(weights, before))
+
+
+def test_the_step_without_its_blocks_keeps_the_affine_part_and_drops_the_rest(cpu_limits):
+    from isonorm.experiments.meterez2024.training_grid import model_config
+    from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP
+
+    architecture = model_config(cpu_limits.GRID_CFG, 12, 10, 2)
+    assert isinstance(architecture, BNMLPConfig) and architecture.norm == "torch_bn"
+    model = cpu_limits.affine_part(StackedBNMLP(architecture, [torch.Generator().manual_seed(k) for k in range(2)],
+                                                activations=["sin", "tanh"], classes=[10, 10], inputs=[12, 12]))
+    h = torch.randn(2, 100, 7)
+    fc, weight, shift = model.fc[1], torch.randn(2, 100), torch.randn(2, 100)
+    out = model.fused_norm_act(h, fc.bias, torch.tensor(0.5), weight, shift, torch.zeros(2, 100), torch.ones(2, 100))
+    expected = (h + fc.bias.unsqueeze(2)) * weight.unsqueeze(2) + shift.unsqueeze(2)
+    torch.testing.assert_close(out, expected)
+    assert cpu_limits.step_without_block(3, 2) > 0 and cpu_limits.originals_step(3, 2, 6, 1) > 0
