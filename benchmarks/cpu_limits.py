@@ -11,7 +11,7 @@ limit* takes them at the rate this machine reaches for that product (``stacked_1
 the others), and the step is timed with the fused block too (config ``fused_block``).
 
 What the meterez2024 step's time is made of, in the same round: its matrix products and SGD update alone, in the
-stack's layout with weights and saved activations of the step's sizes, so as cold in the cache (``step_products``);
+stack's layout with weights and saved activations of the step's sizes, so as cold in the cache (``products_work``);
 the engine's step with each hidden layer's block cut to its affine part (``step_without_block``: no batch
 statistics, no activation); and the originals' approach (``originals.py``'s stand-in, six runs one after another),
 against which the issue's goal of 2× is set.

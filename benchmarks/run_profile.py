@@ -75,11 +75,16 @@ def startup_seconds(repeats: int = 5) -> float:
     return statistics.median(times)
 
 
+def seconds(job: dict) -> float:
+    """A parsed job's wall seconds."""
+    return (job["end"] - job["start"]).total_seconds()
+
+
 def profile(log: Path, cores: int, startup: float | None) -> dict:
     jobs, wall = parse(log)
     by_rule: dict[str, list[float]] = collections.defaultdict(list)
     for job in jobs.values():
-        by_rule[job["rule"]].append((job["end"] - job["start"]).total_seconds())
+        by_rule[job["rule"]].append(seconds(job))
     busy = sum(sum(times) for times in by_rule.values())
     rules = sorted(({"rule": rule, "jobs": len(times), "sum_s": sum(times), "max_s": max(times)}
                     for rule, times in by_rule.items()), key=lambda row: -row["sum_s"])
@@ -88,10 +93,6 @@ def profile(log: Path, cores: int, startup: float | None) -> dict:
     if startup is not None:
         out |= {"startup_s_per_job": startup, "startup_share_of_job_s": len(jobs) * startup / busy if busy else None}
     return out
-
-
-def seconds(job: dict) -> float:
-    return (job["end"] - job["start"]).total_seconds()
 
 
 def waits_for(jobs: dict[int, dict]) -> dict[int, set[int]]:
@@ -105,10 +106,10 @@ def replay(jobs: dict[int, dict], cores: int, rank) -> float:
     """Seconds the jobs take on ``cores`` by list scheduling: whenever a core is free, the ready job of least
     ``rank(jobid)`` starts; a job is ready once every job it waits for has finished."""
     needs = waits_for(jobs)
-    left = {jobid: len(first) for jobid, first in needs.items()}
+    left = {jobid: len(before) for jobid, before in needs.items()}
     then = collections.defaultdict(list)
-    for jobid, first in needs.items():
-        for other in first:
+    for jobid, before in needs.items():
+        for other in before:
             then[other].append(jobid)
     ready = [(rank(jobid), jobid) for jobid, count in left.items() if count == 0]
     heapq.heapify(ready)
