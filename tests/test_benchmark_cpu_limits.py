@@ -58,17 +58,18 @@ def test_the_products_alone_are_the_counted_products_and_update_the_weights(cpu_
     assert all(not torch.equal(w, b) for w, b in zip(weights, before))
 
 
-def test_the_step_without_its_blocks_keeps_the_affine_part_and_drops_the_rest(cpu_limits):
+def test_the_one_pass_block_passes_h_through_and_keeps_every_parameter_in_the_step(cpu_limits):
     from isonorm.experiments.meterez2024.training_grid import model_config
-    from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP
+    from isonorm.models.bn_mlp import StackedBNMLP
 
     architecture = model_config(cpu_limits.GRID_CFG, 12, 10, 2)
-    assert isinstance(architecture, BNMLPConfig) and architecture.norm == "torch_bn"
-    model = cpu_limits.affine_part(StackedBNMLP(architecture, [torch.Generator().manual_seed(k) for k in range(2)],
-                                                activations=["sin", "tanh"], classes=[10, 10], inputs=[12, 12]))
-    h = torch.randn(2, 100, 7)
-    fc, weight, shift = model.fc[1], torch.randn(2, 100), torch.randn(2, 100)
-    out = model.fused_norm_act(h, fc.bias, torch.tensor(0.5), weight, shift, torch.zeros(2, 100), torch.ones(2, 100))
-    expected = (h + fc.bias.unsqueeze(2)) * weight.unsqueeze(2) + shift.unsqueeze(2)
-    torch.testing.assert_close(out, expected)
-    assert cpu_limits.step_without_block(3, 2) > 0 and cpu_limits.originals_step(3, 2, 6, 1) > 0
+    assert architecture.norm == "torch_bn"  # the block takes BN's weight and bias
+    model = cpu_limits.one_pass_block(StackedBNMLP(architecture, [torch.Generator().manual_seed(k) for k in range(2)],
+                                                   activations=["sin", "tanh"], classes=[10, 10], inputs=[12, 12]))
+    h = torch.randn(2, 100, 7, requires_grad=True)
+    params = [model.fc[1].bias, *model.norm_tensors(1)[:2]]
+    out = model.fused_norm_act(h, params[0], torch.tensor(0.5), *model.norm_tensors(1))
+    torch.testing.assert_close(out, h)
+    grads = torch.autograd.grad(out.sum(), [h, *params])
+    assert torch.equal(grads[0], torch.ones_like(h)) and all(torch.equal(g, torch.zeros_like(g)) for g in grads[1:])
+    assert cpu_limits.step_with_one_pass_blocks(3, 2) > 0 and cpu_limits.originals_step(3, 2, 6, 1) > 0
