@@ -169,7 +169,8 @@ def products_work(depth: int, runs: int, width: int = 100, inputs: int = 3072,
 def one_pass_block(model: StackedBNMLP) -> StackedBNMLP:
     """``fuse_norm_act`` for :func:`step_with_one_pass_blocks`: each hidden layer's block reduced to one elementwise
     pass each way (h plus a scalar; its backward sums the gradient for it), the fc bias and BN's weight and bias
-    kept in the graph times zero, so that the step's gradients and SGD update are those of the real step."""
+    kept in the graph times zero, so that the step still computes and applies a gradient for each of them, as the
+    real step does."""
     def block(h, bias, gain, weight, shift, *running_stats):
         return h + (bias.sum() + weight.sum() + shift.sum()) * 0
 
