@@ -13,8 +13,8 @@ the others), and the step is timed with the fused block too (config ``fused_bloc
 What the meterez2024 step's time is made of, in the same round: its matrix products and SGD update alone, in the
 stack's layout with weights and saved activations of the step's sizes, so as cold in the cache (``products_work``);
 the engine's step with each hidden layer's block reduced to one elementwise pass each way
-(``step_with_one_pass_blocks``: no batch statistics, no gain, no activation); and the originals' approach (``originals.py``'s stand-in, six runs one after another),
-against which the issue's goal of 2× is set.
+(``step_with_one_pass_blocks``: no batch statistics, no gain, no activation); and the originals' approach
+(``originals.py``'s stand-in, six runs one after another), against which the issue's goal of 2× is set.
 
 | workload | counted work |
 |---|---|

@@ -221,7 +221,8 @@ def shapes_example_tokens(lu: dict, n_examples: int = 300) -> float:
     """The mean tokens of an example of the shapes preset's LoRA job, what its timed micro-batches held: its
     synthetic instructions (presets/shapes.yaml) through the job's own ``tokenize_example`` and the tokenizer of
     its Qwen stand-in (the byte-level BPE ``random_weights.write_tokenizer`` learns from the shipped texts at Qwen's
-    vocabulary size, as the stand-in's build does). The examples cycle through three kinds, so a few hundred give the mean of the 5,000."""
+    vocabulary size, as the stand-in's build does). The examples cycle through three kinds, so a few hundred give
+    the mean of the 5,000."""
     from transformers import AutoTokenizer
 
     spec = CHECKPOINTS["qwen"]

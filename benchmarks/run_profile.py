@@ -80,15 +80,16 @@ def seconds(job: dict) -> float:
     return (job["end"] - job["start"]).total_seconds()
 
 
-def profile(log: Path, cores: int, startup: float | None) -> dict:
-    jobs, wall = parse(log)
+def profile(jobs: dict[int, dict], wall: float, cores: int, startup: float | None) -> dict:
+    """Per rule, its jobs and their summed and longest seconds; the run's wall time, busy share and start-up share
+    (``jobs`` and ``wall`` as :func:`parse` reads them)."""
     by_rule: dict[str, list[float]] = collections.defaultdict(list)
     for job in jobs.values():
         by_rule[job["rule"]].append(seconds(job))
     busy = sum(sum(times) for times in by_rule.values())
     rules = sorted(({"rule": rule, "jobs": len(times), "sum_s": sum(times), "max_s": max(times)}
                     for rule, times in by_rule.items()), key=lambda row: -row["sum_s"])
-    out = {"log": str(log), "wall_s": wall, "cores": cores, "jobs": len(jobs), "job_s": busy,
+    out = {"wall_s": wall, "cores": cores, "jobs": len(jobs), "job_s": busy,
            "busy_share": busy / (cores * wall) if wall else None, "rules": rules}
     if startup is not None:
         out |= {"startup_s_per_job": startup, "startup_share_of_job_s": len(jobs) * startup / busy if busy else None}
@@ -164,9 +165,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the profile here")
     args = parser.parse_args()
     startup = startup_seconds() if args.measure_startup else args.startup_s
-    result = profile(args.log, args.cores, startup)
+    jobs, wall = parse(args.log)  # read once, for the profile and the replay
+    result = {"log": str(args.log), **profile(jobs, wall, args.cores, startup)}
     if args.schedule:
-        result["schedule"] = schedule(parse(args.log)[0], sorted({args.cores, 2, 4, 8, 16}))
+        result["schedule"] = schedule(jobs, sorted({args.cores, 2, 4, 8, 16}))
     print(f"{result['jobs']} jobs in {result['wall_s']:.0f} s on {args.cores} cores: {result['job_s']:.0f} job-seconds "
           f"(cores busy {result['busy_share']:.0%})")
     if startup is not None:

@@ -48,7 +48,7 @@ def run_profile():
 def test_the_profile_sums_each_rules_jobs_and_the_cores_busy_share(run_profile, tmp_path):
     log = tmp_path / "run.snakemake.log"
     log.write_text(LOG)
-    result = run_profile.profile(log, cores=2, startup=1.0)
+    result = run_profile.profile(*run_profile.parse(log), cores=2, startup=1.0)
     assert result["wall_s"] == 10 and result["jobs"] == 3
     rules = {row["rule"]: row for row in result["rules"]}
     assert rules["daneshmand2021_fig3"] == {"rule": "daneshmand2021_fig3", "jobs": 2, "sum_s": 10.0, "max_s": 7.0}
