@@ -12,6 +12,7 @@ from isonorm.report.claims import read_claims, validate_claims, write_claims
 from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
 from isonorm.report.scoreboard import (
     SCOREBOARD_COLUMNS,
+    as_text,
     SCORED_COLUMNS,
     apart_counts,
     build_scoreboard,
@@ -340,3 +341,10 @@ def test_match_rates_count_only_scored_references_per_provenance():
     assert rates.loc["lu2024", "printed"] == "1 / 2 (50 %)" and rates.loc["lu2024", "read-off"] == "–"
     assert rates.loc["lu2024", "derived"] == "0 / 1 (0 %)"
     assert rates.loc["meterez2024", "read-off"] == "1 / 1 (100 %)" and rates.loc["total", "derived"] == "0 / 1 (0 %)"
+
+
+def test_an_all_empty_text_column_reads_back_as_empty_strings():
+    """A CSV text column with every cell empty reads as float NaN; it comes back as "" (no fill of a string into a
+    float column, which pandas 4 refuses), and numbers in a text column as their text."""
+    assert as_text(pd.Series([float("nan")] * 2)).tolist() == ["", ""]
+    assert as_text(pd.Series([1.5, None, "x"], dtype=object)).tolist() == ["1.5", "", "x"]

@@ -173,8 +173,14 @@ def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
 TEXT_COLUMNS = ("basis_detail", "same_as", "note")
 
 
+def as_text(values: pd.Series) -> pd.Series:
+    """``values`` as strings, a missing value as "". A column read with every cell empty is float NaN, which pandas
+    will no longer fill with a string (its Pandas4Warning), so the values become objects first."""
+    return values.astype(object).where(values.notna(), "").astype(str)
+
+
 def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(**{c: frame[c].fillna("").astype(str) for c in TEXT_COLUMNS})
+    return frame.assign(**{c: as_text(frame[c]) for c in TEXT_COLUMNS})
 
 
 def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
@@ -225,7 +231,7 @@ def _read_csv(path: str | Path, columns: Iterable[str], what: str, made_by: str,
 def counted_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows that count at all: one per reported value (a row that repeats another's value, ``same_as``, is
     shown but counted under that row; "Counting")."""
-    repeats = _column(frame, "same_as").fillna("").astype(str).str.strip() != ""
+    repeats = as_text(_column(frame, "same_as")).str.strip() != ""
     return frame[~repeats]
 
 
@@ -245,7 +251,7 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
 
 def is_smoke(frame: pd.DataFrame) -> bool:
     """Whether the scoreboard is a smoke run's (a preset other than the paper configuration: not compared)."""
-    return bool(len(frame)) and bool((_column(frame, "preset").fillna(PAPER_PRESET) != PAPER_PRESET).any())
+    return bool(len(frame)) and bool((_column(frame, "preset").astype(object).fillna(PAPER_PRESET) != PAPER_PRESET).any())
 
 
 def verdict_columns(frame: pd.DataFrame) -> tuple[str, ...]:
