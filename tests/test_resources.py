@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from conftest import REPO, snakemake
 from isonorm.report.cost import COLUMNS, read_cost_table
@@ -162,6 +163,19 @@ def dry_run_jobs(text: str) -> list[dict]:
         elif not line.strip():
             current = None
     return jobs
+
+
+def test_a_group_is_sized_for_its_jobs_one_after_another():
+    """The SLURM plugin runs a group's jobs one at a time (isonorm.resources.GROUPS); Snakemake sizes a group for
+    its jobs side by side up to profiles/slurm's `cores` threads. Only a kind whose jobs take all `cores` threads,
+    one job per layer, gets a size that fits its serial run (its jobs' CPUs, the sum of their times): only such a
+    kind may be grouped, and every grouped kind has `group-components` in the profile."""
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert GROUPS, "no kind is grouped"
+    for kind, group in GROUPS.items():
+        assert DEFAULTS[kind].threads == profile["cores"], (kind, DEFAULTS[kind].threads, profile["cores"])
+        assert profile["group-components"][group] > 1, group
+    assert set(profile["group-components"]) == set(GROUPS.values())
 
 
 @pytest.mark.integration

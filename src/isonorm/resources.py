@@ -79,7 +79,7 @@ DEFAULTS: dict[str, JobSize] = {
     # enforced for them; an hour covers a notebook render (22 s measured) many times over.
     "local": JobSize(threads=1, mem_mb=_mb(994 / 1024), runtime=60),
     # Data-free simulations (random chains, β, the mean-field simulator, networks at init without data), tens of
-    # small jobs that a SLURM group runs side by side, one thread each (profiles/slurm). Measured over its 53 jobs:
+    # small jobs of one thread each, one SLURM job each (GROUPS, below). Measured over its 53 jobs:
     # the largest peak 1005 MiB (joudaki2023_simulation_reading, fig9, more_runs); the longest 8.2 min
     # (daneshmand2021_fig3, n = 74; the jobs' wall times add up to 65 min on the loaded machine, against the
     # README's 7 min for the whole data-free run on a quiet one).
@@ -105,10 +105,15 @@ RULE_DEFAULTS: dict[str, JobSize] = {
     "lu2024_table5_lora": replace(DEFAULTS["training"], mem_mb=_mb(32.96), resumable=False),
 }
 KINDS = tuple(DEFAULTS)
-# The cluster group of each kind (rules/common.smk `group: <KIND>.group`): on SLURM the short jobs of a group are
-# bundled, up to profiles/slurm's `group-components` per SLURM job, instead of one SLURM job each. Trainings and
-# local rules stay alone; locally, groups change nothing.
-GROUPS: dict[str, str] = {"simulation": "simulations", "at_init": "at_init"}
+# The cluster group of each kind (rules/common.smk `group: <KIND>.group`): on SLURM the jobs of a group are bundled,
+# up to profiles/slurm's `group-components` per SLURM job, instead of one SLURM job each; locally, groups change
+# nothing. The SLURM plugin runs a group's jobs one after another (snakemake-executor-plugin-slurm 2.8.0 starts the
+# group's Snakemake with `--jobs 1`; upstream issue #469), while Snakemake sizes the group for its jobs side by side
+# up to profiles/slurm's `cores` threads. The two agree only for jobs that take all `cores` threads, one per layer:
+# the group then asks for those CPUs and the sum of its jobs' times, what its serial run needs. So only the at-init
+# jobs (4 threads, `cores: 4`) are grouped. One-thread simulations in a group of 16 would hold 4 CPUs and use one,
+# and could outrun a time asked for 4 layers; they go one SLURM job each. Trainings and local rules stay alone.
+GROUPS: dict[str, str] = {"at_init": "at_init"}
 _ANNOUNCED: set[str] = set()  # lines JobSizes.announce printed in this process
 
 
