@@ -59,7 +59,9 @@ SNAKEMAKE_SLURM = [f"{QUICK['report']}/{SLURM_PAPER}.html", "--workflow-profile"
 # every epoch, with more epochs than one minute holds (SLURM kills at the limit plus up to a minute of its own
 # polling and KillWait: 60-120 s); its first attempt's limit is SLURM's shortest, 1 minute, and a resubmitted
 # attempt's 15 minutes, so that it finishes (RESUME_RUNTIME: Snakemake evaluates the expression per attempt). On a
-# machine much faster than the CI's, the first attempt could finish inside its minute: the test then says so.
+# machine much faster than the CI's, the first attempt could finish inside its minute: the test then says so. On the
+# test node's 16 CPUs its 4-CPU first attempt waits until the page's 14 one-CPU simulations have ended; with 32
+# declared CPUs it started in their start-up burst, and SLURM killed it before its first epoch's checkpoint (tried).
 RESUME_EPOCHS = 120
 RESUME_RUNTIME = "daneshmand2021_fig4b:runtime=1 if attempt == 1 else 15"
 RESUME_CONFIG = {"preset": "resume", "daneshmand2021": {"fig4b": {
