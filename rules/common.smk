@@ -172,7 +172,7 @@ def job_size(kind, **held):
             "cpus_per_task": lambda wildcards, threads: threads,
             **held,
         },
-        group=GROUPS.get(kind),  # the short jobs are bundled on a cluster (isonorm.resources.GROUPS)
+        group=GROUPS.get(kind),  # the at-init jobs are bundled on a cluster (isonorm.resources.GROUPS)
     )
 
 
