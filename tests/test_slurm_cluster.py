@@ -59,9 +59,12 @@ SNAKEMAKE_SLURM = [f"{QUICK['report']}/{SLURM_PAPER}.html", "--workflow-profile"
 # every epoch, with more epochs than one minute holds (SLURM kills at the limit plus up to a minute of its own
 # polling and KillWait: 60-120 s); its first attempt's limit is SLURM's shortest, 1 minute, and a resubmitted
 # attempt's 15 minutes, so that it finishes (RESUME_RUNTIME: Snakemake evaluates the expression per attempt). On a
-# machine much faster than the CI's, the first attempt could finish inside its minute: the test then says so. On the
-# test node's 16 CPUs its 4-CPU first attempt waits until the page's 14 one-CPU simulations have ended; with 32
-# declared CPUs it started in their start-up burst, and SLURM killed it before its first epoch's checkpoint (tried).
+# machine much faster than the CI's, the first attempt could finish inside its minute: the test then says so.
+# The quick run starts once the first attempt has logged its first epoch (its checkpoint written), at most
+# FIRST_EPOCH_WAIT seconds after it was submitted: started among the quick run's 14 simulations, each its own SLURM
+# job starting Snakemake and torch at once on the 2 cores, the attempt spent its whole minute starting up and was
+# killed before any checkpoint (tried, twice). The resubmitted attempt still waits for their CPUs and trains beside
+# the trainings, so the resume ends about a minute after the quick run (CI of e1ca107 and 8ea3c79: 62 s).
 RESUME_EPOCHS = 120
 RESUME_RUNTIME = "daneshmand2021_fig4b:runtime=1 if attempt == 1 else 15"
 RESUME_CONFIG = {"preset": "resume", "daneshmand2021": {"fig4b": {
@@ -70,6 +73,7 @@ RESUME_TARGET = "results/resume/daneshmand2021/fig4b/depth10.parquet"
 RESUME_LOG = "logs/resume/daneshmand2021/fig4b-depth10.log"
 RESUME_TIMEOUT = 1500  # seconds until the resumed attempt finished: 5 to 7 min beside the quick run; its upper bound,
                       # were the priority raise below to fail, is the quick run's time plus that
+FIRST_EPOCH_WAIT = 240  # seconds; about 30 on the idle CI machine
 RESUME_PRIORITY = 4294967000  # above the quick run's jobs (SLURM's basic priority: the earlier submitted, the higher)
 
 
@@ -106,8 +110,9 @@ def resume_run(local_slurm, tmp_path_factory):
     limit, Snakemake resubmits it (`--retries`), and it resumes from its checkpoint and finishes. Started before the
     quick run, whose jobs it runs beside: a watcher raises each of its SLURM jobs' priority (as root, `scontrol
     update`), since a resubmitted attempt would otherwise wait behind every job the quick run had queued (the first
-    run of this test saw 8 minutes), and notes when the resume is logged. The run is stopped (SIGINT: Snakemake
-    cancels its SLURM job) only if it outlasts RESUME_TIMEOUT."""
+    run of this test saw 8 minutes), and notes when the first epoch and the resume are logged (``first_epoch`` is
+    set at the first, or when the run ends). The run is stopped (SIGINT: Snakemake cancels its SLURM job) only if it
+    outlasts RESUME_TIMEOUT."""
     work = copy_workflow(tmp_path_factory.mktemp("slurm-resume"))
     (work / "resume.yaml").write_text(yaml.safe_dump(RESUME_CONFIG))
     command = [sys.executable, "-m", "snakemake", RESUME_TARGET, "--workflow-profile", "profiles/slurm", "--profile",
@@ -116,7 +121,7 @@ def resume_run(local_slurm, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     log = open(work / "slurm-run.log", "w")
     proc = subprocess.Popen(command, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env)
-    state = {}
+    state, first_epoch = {}, threading.Event()
 
     def watch():
         start, rule_log, raised = time.monotonic(), work / RESUME_LOG, set()
@@ -128,6 +133,9 @@ def resume_run(local_slurm, tmp_path_factory):
                                       capture_output=True, text=True)
                 state.setdefault("priority", []).append((job_id, done.returncode, done.stderr.strip()))
             text = rule_log.read_text() if rule_log.exists() else ""
+            if not first_epoch.is_set() and f"epoch 1/{RESUME_EPOCHS}:" in text:
+                state["first_epoch_after_seconds"] = time.monotonic() - start
+                first_epoch.set()
             resumed = re.search(r"resuming from \S+ after epoch (\d+)", text)
             if resumed and f"epoch {int(resumed.group(1)) + 1}/{RESUME_EPOCHS}:" in text:
                 state.setdefault("resumed_after_seconds", time.monotonic() - start)
@@ -140,11 +148,12 @@ def resume_run(local_slurm, tmp_path_factory):
             proc.kill()
             proc.wait()
         state["seconds"], state["returncode"] = time.monotonic() - start, proc.returncode
+        first_epoch.set()
         log.close()
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    yield SimpleNamespace(work=work, watcher=watcher, state=state)
+    yield SimpleNamespace(work=work, watcher=watcher, state=state, first_epoch=first_epoch)
     if proc.poll() is None:  # the tests stopped early: stop the run, which cancels its SLURM job
         proc.send_signal(signal.SIGINT)
     watcher.join(timeout=240)
@@ -153,8 +162,9 @@ def resume_run(local_slurm, tmp_path_factory):
 @pytest.fixture(scope="module")
 def slurm_run(local_slurm, resume_run, tmp_path_factory):
     """The quick preset submitted to the local SLURM through the profiles; yields (workdir, log text). The
-    resumed training (``resume_run``) runs beside it."""
+    resumed training (``resume_run``) runs beside it, from its first epoch on (FIRST_EPOCH_WAIT)."""
     work = copy_workflow(tmp_path_factory.mktemp("slurm-workflow"))
+    resume_run.first_epoch.wait(timeout=FIRST_EPOCH_WAIT)
     command = ["timeout", "-s", "INT", "-k", "60", str(RUN_TIMEOUT), sys.executable, "-m", "snakemake",
                *SNAKEMAKE_SLURM]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
@@ -427,7 +437,8 @@ def test_a_training_killed_at_its_time_limit_resumes_from_its_checkpoint_and_fin
     resume_run.watcher.join(timeout=RESUME_TIMEOUT + 300)
     work, state = resume_run.work, resume_run.state
     log = (work / "slurm-run.log").read_text()
-    print(f"resumed after {state.get('resumed_after_seconds', float('nan')):.0f} s; run finished after "
+    print(f"first epoch after {state.get('first_epoch_after_seconds', float('nan')):.0f} s; "
+          f"resumed after {state.get('resumed_after_seconds', float('nan')):.0f} s; run finished after "
           f"{state.get('seconds', float('nan')):.0f} s; priority raised (job, scontrol's exit status, message): "
           f"{state.get('priority')}")
     attempts = [sub for sub in submissions(log) if sub["rules"] == ["daneshmand2021_fig4b"]]
