@@ -12,9 +12,9 @@ from isonorm.report.claims import read_claims, validate_claims, write_claims
 from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
 from isonorm.report.scoreboard import (
     SCOREBOARD_COLUMNS,
-    as_text,
     SCORED_COLUMNS,
     apart_counts,
+    as_text,
     build_scoreboard,
     headline,
     match_rates,

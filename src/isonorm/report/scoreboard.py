@@ -251,7 +251,8 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
 
 def is_smoke(frame: pd.DataFrame) -> bool:
     """Whether the scoreboard is a smoke run's (a preset other than the paper configuration: not compared)."""
-    return bool(len(frame)) and bool((_column(frame, "preset").astype(object).fillna(PAPER_PRESET) != PAPER_PRESET).any())
+    presets = _column(frame, "preset").astype(object).fillna(PAPER_PRESET)  # objects: no string into a float column
+    return bool(len(frame)) and bool((presets != PAPER_PRESET).any())
 
 
 def verdict_columns(frame: pd.DataFrame) -> tuple[str, ...]:
