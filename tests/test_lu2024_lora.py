@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -268,3 +269,15 @@ def test_the_dtype_can_be_chosen_per_device_type():
     assert lora._dtype("bfloat16", torch.device("cpu")) is torch.bfloat16
     with pytest.raises(ValueError, match="dtype for device type 'cpu' must be one of"):
         lora._dtype({"cuda": "bfloat16"}, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("checkpointing", [True, False])
+def test_with_lora_turns_activation_checkpointing_on_as_configured(tiny_qwen, checkpointing):
+    """``gradient_checkpointing`` of the config reaches the base model through transformers 5's own name for it
+    (``activation_checkpointing_enable``; the old name is a deprecated alias, gone in transformers 6)."""
+    model, _, model_type = lora.load_base(tiny_qwen, dtype=torch.float32, device=torch.device("cpu"),
+                                          trust_remote_code=False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="`gradient_checkpointing_enable` is deprecated")
+        wrapped = lora.with_lora(model, {**CFG, "gradient_checkpointing": checkpointing}, model_type)
+    assert wrapped.base_model.model.is_activation_checkpointing is checkpointing

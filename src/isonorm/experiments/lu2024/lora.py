@@ -284,7 +284,8 @@ def with_lora(model: torch.nn.Module, cfg: Mapping[str, Any], model_type: str) -
     )
     model = get_peft_model(model, lora)
     if cfg["gradient_checkpointing"]:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # transformers 5's name (gradient_checkpointing_enable is its deprecated alias, gone in v6)
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
     return model
 
