@@ -8,13 +8,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from isonorm.report.claims import read_claims, validate_claims, write_claims
+from isonorm.report.claims import as_text, read_claims, validate_claims, write_claims
 from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
 from isonorm.report.scoreboard import (
     SCOREBOARD_COLUMNS,
     SCORED_COLUMNS,
     apart_counts,
-    as_text,
     build_scoreboard,
     headline,
     match_rates,

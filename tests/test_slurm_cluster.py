@@ -10,11 +10,10 @@ what they compute, which the local quick run checks (running all four here cost 
 job-completion log, scontrol), GPU rules asked for exactly one GPU, training jobs bundle all seeds of a variant, the
 at-init jobs are grouped (and the plugin still runs a group's jobs one at a time), each sbatch line carries the
 job's CPUs, memory and time, a training runs torch on the CPUs it was given, and the paper's page and tables are
-the local quick run's. Beside that run, a training whose
-first attempt's time limit (1 minute) is shorter than its work is killed by SLURM and, resubmitted, resumes from
-its checkpoint and finishes. The daemons the script started are stopped by PID at the end, whether the test passed
-or not. Skipped, with the reason, without root or when the packages cannot be installed; the README section
-"Running on a cluster" describes the same commands.
+the local quick run's. Beside that run, a training whose first attempt's time limit (1 minute) is shorter than its
+work is killed by SLURM and, resubmitted, resumes from its checkpoint and finishes. The daemons the script started
+are stopped by PID at the end, whether the test passed or not. Skipped, with the reason, without root or when the
+packages cannot be installed; the README section "Running on a cluster" describes the same commands.
 """
 
 from __future__ import annotations
@@ -64,7 +63,8 @@ SNAKEMAKE_SLURM = [f"{QUICK['report']}/{SLURM_PAPER}.html", "--workflow-profile"
 # FIRST_EPOCH_WAIT seconds after it was submitted: started among the quick run's 14 simulations, each its own SLURM
 # job starting Snakemake and torch at once on the 2 cores, the attempt spent its whole minute starting up and was
 # killed before any checkpoint (tried, twice). The resubmitted attempt still waits for their CPUs and trains beside
-# the trainings, so the resume ends about a minute after the quick run (CI of e1ca107 and 8ea3c79: 62 s).
+# the trainings, so the resume may end up to about a minute after the quick run (62-70 s in the CI runs of
+# e1ca107, 8ea3c79 and 3f822ff; 7 s in that of 7c962c7).
 RESUME_EPOCHS = 120
 RESUME_RUNTIME = "daneshmand2021_fig4b:runtime=1 if attempt == 1 else 15"
 RESUME_CONFIG = {"preset": "resume", "daneshmand2021": {"fig4b": {
@@ -185,7 +185,8 @@ def slurm_run(local_slurm, resume_run, tmp_path_factory):
 
 def submissions(log: str) -> list[dict]:
     """One entry per sbatch call of the plugin that SLURM accepted: SLURM job id, the sbatch options, the
-    Snakemake jobs in it, and the `--jobs` its own Snakemake runs with. A call that sbatch refused is in ``refused_submissions`` instead."""
+    Snakemake jobs in it, and the `--jobs` its own Snakemake runs with. A call that sbatch refused is in
+    ``refused_submissions`` instead."""
     return _sbatch_calls(log)[0]
 
 
@@ -347,7 +348,7 @@ def test_gpu_rules_ask_for_exactly_one_gpu_and_bundle_their_seeds(slurm_run):
         assert frame[seed].nunique() > 1, f"{path}: a single seed per training job"
 
 
-def test_small_jobs_are_grouped_by_their_kind(slurm_run):
+def test_at_init_jobs_are_grouped_and_each_simulation_is_a_slurm_job(slurm_run):
     """Each rule's kind names its group (isonorm.resources.GROUPS); the profile says how many jobs a group's SLURM
     job holds; a kind without a group (the simulations) has one SLURM job per job. The plugin still runs a group's
     jobs one after another (upstream issue #469), which is why only kinds whose jobs take all the profile's `cores`

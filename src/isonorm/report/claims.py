@@ -33,6 +33,12 @@ class Measured(NamedTuple):
     runs: float = math.nan
 
 
+def as_text(values: pd.Series) -> pd.Series:
+    """``values`` as strings, a missing value as "". A column whose every cell is missing reads as float NaN, which
+    pandas will no longer fill with a string (its Pandas4Warning), so the values become objects first."""
+    return values.astype(object).where(values.notna(), "").astype(str)
+
+
 def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = None) -> pd.DataFrame:
     """``frame`` with ``value`` as float, or a ValueError naming ``source`` and the offending rows."""
     for column in ("spread", "runs"):  # claims written before the column existed: not known
@@ -57,7 +63,7 @@ def validate_claims(frame: pd.DataFrame, source: str | Path, slug: str | None = 
     if not negative.empty:
         raise ValueError(f"{source}: a seed spread is a half-width, >= 0; negative for "
                          f"{list(zip(negative['item'], negative['quantity']))}")
-    frame["note"] = frame["note"].fillna("").astype(str)
+    frame["note"] = as_text(frame["note"])
     duplicated = frame[frame.duplicated(["item", "quantity"], keep=False)]
     if not duplicated.empty:
         pairs = sorted(set(zip(duplicated["item"], duplicated["quantity"])))

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from .claims import CLAIM_COLUMNS, read_claims
+from .claims import CLAIM_COLUMNS, as_text, read_claims
 from .comparison import (ALTERNATIVE, COMPUTED, CONSISTENCY, FAILED, FITTED, FITTED_READING, HEADLINE_VERDICTS,
                          INCONCLUSIVE, MATCH, NOT_PRODUCED, NOT_RUN, SCORED, SMOKE_VERDICTS, counts_in_headline, judge,
                          judge_smoke, marked_weak, weak)
@@ -171,12 +171,6 @@ def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 # Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
 TEXT_COLUMNS = ("basis_detail", "same_as", "note")
-
-
-def as_text(values: pd.Series) -> pd.Series:
-    """``values`` as strings, a missing value as "". A column read with every cell empty is float NaN, which pandas
-    will no longer fill with a string (its Pandas4Warning), so the values become objects first."""
-    return values.astype(object).where(values.notna(), "").astype(str)
 
 
 def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
