@@ -61,24 +61,30 @@ SECONDS_PER_KERNEL_H100 = 57.8e-3 / 15_018  # the engine's CUDA graph at depth 1
 GRID_HOURS_H100 = 28.3  # the paper grid's projected training steps on the H100, eager engine (same file)
 
 
-def block_counts(model, device: torch.device) -> tuple[int, int]:
-    """(operators of the eager block's forward and backward, kernels of the compiled block's: C++ loops on a CPU,
-    Triton kernels on a GPU, read from Inductor's generated code)."""
-    runs, width = model.n_runs, GRID_CFG["width"]
+def block_counts(model, device: torch.device) -> tuple[int, float]:
+    """(operators of the eager block's forward and backward, kernels per layer of the compiled span the fused step
+    runs: the C++ loops on a CPU or Triton kernels on a GPU that Inductor generated for a span of
+    ``model.span_layers`` hidden layers, read from its generated code, divided by its layers; the products between
+    the span's blocks are extern calls, not counted, as the eager step's products are counted apart)."""
+    runs, width, layers = model.n_runs, GRID_CFG["width"], model.span_layers
     ones, zeros = (lambda grad=False: f((runs, width), requires_grad=grad, device=device)  # noqa: E731
                    for f in (torch.ones, torch.zeros))
-    args = lambda: (torch.randn(runs, width, BATCH, requires_grad=True, device=device), zeros(True),  # noqa: E731
-                    torch.tensor(0.5, device=device), ones(True), zeros(True), zeros(), ones())
+    h = lambda: torch.randn(runs, width, BATCH, requires_grad=True, device=device)  # noqa: E731
+    norm = lambda: (ones(True), zeros(True), zeros(), ones())  # noqa: E731  BN weight, bias, running stats
     block = model.norm_act_block()  # the engine's block, eager: (W xᵀ, fc bias, gain, BN weight, bias, running stats)
-    inputs = args()
+    inputs = h(), zeros(True), torch.tensor(0.5, device=device), *norm()
     with OpCounter() as counter:
         block(*inputs).sum().backward()
     counter.counts["sum"] -= 1  # the .sum() that starts the backward here
     counter.counts["ones_like"] -= 1
-    inputs = args()
-    _, codes = run_and_get_code(lambda: torch.compile(block, dynamic=False)(*inputs).sum().backward())
+    weights = [torch.randn(runs, width, width, requires_grad=True, device=device) / width**0.5
+               for _ in range(layers - 1)]
+    span = torch.compile(model.layer_span(block), dynamic=False)
+    args = (h(), weights, [zeros(True) for _ in range(layers)],
+            [torch.tensor(0.5, device=device) for _ in range(layers)], [norm() for _ in range(layers)])
+    _, codes = run_and_get_code(lambda: span(*args).sum().backward())
     kernels = sum(len(re.findall(r"^\s+(?:cpp_fused_\w+\(|triton_\w+\.run\()", code, re.M)) for code in codes)
-    return counter.total, kernels
+    return counter.total, kernels / layers
 
 
 def sync(device: torch.device) -> None:
@@ -261,12 +267,12 @@ def main() -> None:
         print(f"depth {depth} on {device}: eager {row['eager_s_per_step'] * 1e3:.1f} ms/step, fused "
               f"{row['fused_s_per_step'] * 1e3:.1f} ms/step ({row['speedup']:.2f}×, compiled in "
               f"{row['compile_s']:.0f} s); ops/kernels per step {row['eager_ops_per_step']} → "
-              f"{row['fused_kernels_per_step']} ({row['kernel_ratio']:.2f}× fewer; the block: {row['block_ops']} ops "
-              f"→ {row['block_kernels']} kernels); largest parameter difference "
+              f"{row['fused_kernels_per_step']:g} ({row['kernel_ratio']:.2f}× fewer; the block: {row['block_ops']} "
+              f"ops → {row['block_kernels']:g} kernels); largest parameter difference "
               f"{row['max_parameter_difference']:.1e}")
         print(f"  joint job (12 runs): ops per step {row['joint_full_ops_per_step']}, sitting out "
-              f"{row['joint_idle_ops_per_step']}; fused kernels {row['joint_fused_full_kernels_per_step']}, sitting "
-              f"out {row['joint_fused_idle_kernels_per_step']}")
+              f"{row['joint_idle_ops_per_step']}; fused kernels {row['joint_fused_full_kernels_per_step']:g}, "
+              f"sitting out {row['joint_fused_idle_kernels_per_step']:g}")
         if "graph_speedup" in row:
             print(f"  CUDA kernels per step {row['eager_cuda_kernels_per_step']} → "
                   f"{row['fused_cuda_kernels_per_step']}; CUDA graph {row['eager_graph_s_per_step'] * 1e3:.2f} → "

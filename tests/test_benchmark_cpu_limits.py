@@ -68,7 +68,7 @@ def test_the_one_pass_block_passes_h_through_and_keeps_every_parameter_in_the_st
                                                    activations=["sin", "tanh"], classes=[10, 10], inputs=[12, 12]))
     h = torch.randn(2, 100, 7, requires_grad=True)
     params = [model.fc[1].bias, *model.norm_tensors(1)[:2]]
-    out = model.fused_norm_act(h, params[0], torch.tensor(0.5), *model.norm_tensors(1))
+    out = model.fused_span(h, [], [params[0]], [torch.tensor(0.5)], [model.norm_tensors(1)])
     torch.testing.assert_close(out, h)
     grads = torch.autograd.grad(out.sum(), [h, *params])
     assert torch.equal(grads[0], torch.ones_like(h)) and all(torch.equal(g, torch.zeros_like(g)) for g in grads[1:])

@@ -31,7 +31,7 @@ def test_the_fused_step_trains_as_the_eager_one_and_fuses_the_block(fusion):
     jobs = [fusion.grid_training({**fusion.GRID_CFG, "cuda_graph": False, "fused_block": fused}, stack, fusion.ACTS,
                                  depth, x, y) for fused in (False, True)]
     model = jobs[1].step.model
-    assert model.fused_norm_act is not None and jobs[0].step.model.fused_norm_act is None
+    assert model.fused_span is not None and jobs[0].step.model.fused_span is None
     for _ in range(3):
         for job in jobs:
             job.step._step(index)

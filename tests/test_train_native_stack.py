@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from isonorm.models.bn_mlp import BNMLPConfig, StackedBNMLP, single_run_reference
+from isonorm.models.bn_mlp import FUSED_LAYERS, BNMLPConfig, StackedBNMLP, single_run_reference
 from isonorm.runtime import generator
 from isonorm.train.fast_step import StackedSGDStep
 
@@ -34,11 +34,11 @@ def _data(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor
 
 
 def _train_stacked_fast(device: str, cuda_graph: bool | None, fused: bool = False,
-                        config: BNMLPConfig = CONFIG) -> tuple[StackedBNMLP, StackedSGDStep]:
+                        config: BNMLPConfig = CONFIG, span: int = FUSED_LAYERS) -> tuple[StackedBNMLP, StackedSGDStep]:
     x, y, order = _data(device)
     model = StackedBNMLP(config, _gens(), activations=ACTS).to(device)
     if fused:
-        model.fuse_norm_act()
+        model.fuse_norm_act(span)
     step = StackedSGDStep(model, x, y, len(ACTS), batch_size=15, lr=0.05, cuda_graph=cuda_graph)
     for start in range(0, 60, 15):
         step(order[:, start:start + 15])
@@ -79,12 +79,25 @@ def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str, bi
     config = replace(CONFIG, norm=norm, mean_reduction=True, bias=bias)
     eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False, config=config)
     fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, config=config)
-    assert fused.fused_norm_act is not None and eager.fused_norm_act is None
+    assert fused.fused_span is not None and eager.fused_span is None
     torch.testing.assert_close(fused_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
     for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
     x, _, _ = _data()
     torch.testing.assert_close(fused.eval()(x), eager.eval()(x), rtol=1e-5, atol=1e-6)
+
+
+def test_fused_spans_that_split_the_depth_train_as_the_eager_layers() -> None:
+    """Spans of two hidden layers over five: two full spans and a shorter last one (a second compiled graph), the
+    products between a span's blocks inside it and those between spans outside."""
+    eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False)
+    fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, span=2)
+    assert fused.span_layers == 2 and CONFIG.depth % 2 == 1
+    torch.testing.assert_close(fused_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
+    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
+    with pytest.raises(ValueError, match="at least one layer"):
+        eager.fuse_norm_act(0)
 
 
 def test_short_last_batch_and_reset() -> None:

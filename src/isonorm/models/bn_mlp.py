@@ -16,10 +16,13 @@ per-run activations act on ``torch.split`` chunks joined by one ``torch.cat``, w
 the ops per step. The public interface stays samples-first: inputs (B, D) or (R, B, D), logits (R, B, C).
 
 A launch-bound step on a GPU is cut further by :meth:`StackedBNMLP.fuse_norm_act`: each hidden layer's norm, gain
-and activation (with their backward) compiled into one block by ``torch.compile``, one graph for every layer (the
-gain is a tensor argument), used by the training forward only (evaluation and traces stay eager). Its numbers
-are the eager ones within float32 rounding (tests/test_train_native_stack.py, tests/test_train_engine_equivalence.py;
-benchmarks/meterez_fusion.py counts its kernels).
+and activation (with their backward) fused into one block by ``torch.compile``, used by the training forward only
+(evaluation and traces stay eager). One compiled call spans ``FUSED_LAYERS`` hidden layers, their products between
+the blocks included, and one graph serves every span (weights, biases and gains are its tensor arguments): a
+compiled call's own cost, about 0.1 ms on a CPU with its backward, is then paid once per span, not per layer
+(benchmarks/README.md, ``cpu_limits.py``). Its numbers are the eager ones within float32 rounding
+(tests/test_train_native_stack.py, tests/test_train_engine_equivalence.py; benchmarks/meterez_fusion.py counts its
+kernels).
 
 Forward (order ``norm_act``, PDF eq. 11): for ℓ < L, h = fc_ℓ(x); z = Norm_ℓ(h); x = σ(α_ℓ·z); the output is
 fc_L(x) without activation. α_ℓ = gain·(ℓ+1)^(−a), ℓ 0-indexed (C.0 "Gain schedule"; ``gain`` is the
@@ -42,6 +45,9 @@ NORMS = ("bn", "torch_bn", "none")
 INITS = ("orthogonal", "xavier_normal")
 BN_EPS = 1e-5  # nn.BatchNorm1d default (C.0 "Normalisation": torch BN with eps 1e-5, momentum 0.1)
 BN_MOMENTUM = 0.1  # nn.BatchNorm1d default (C.0)
+# hidden layers per compiled call of the fused forward: on a 2-core CPU the step plateaus from 10 (5: 6 % slower at
+# depth 500, 20 and 25: the same within 1 %; each span graph takes seconds more to compile), benchmarks/README.md
+FUSED_LAYERS = 10
 
 
 @dataclass(frozen=True)
@@ -301,7 +307,8 @@ class StackedBNMLP(nn.Module):
         self.register_buffer("logit_mask", mask)
         # α_ℓ as a tensor for the fused block; not persistent, so checkpoints do not change with it
         self.register_buffer("gain_values", torch.tensor(self.gains, dtype=torch.float32), persistent=False)
-        self.fused_norm_act = None  # fuse_norm_act(): the compiled block the training forward uses
+        self.fused_span = None  # fuse_norm_act(): the compiled span of hidden layers the training forward uses
+        self.span_layers = FUSED_LAYERS
 
     def norm_act_block(self):
         """The eager block of one hidden layer after its weight product W xᵀ: ``block(h, bias, gain,
@@ -330,10 +337,29 @@ class StackedBNMLP(nn.Module):
             return norm.weight, norm.bias, norm.running_mean, norm.running_var
         return ()
 
-    def fuse_norm_act(self) -> "StackedBNMLP":
-        """Compile :meth:`norm_act_block` (``torch.compile``, static shapes: one graph serves every hidden layer)
-        for the training forward; compiled on first use. Returns the model."""
-        self.fused_norm_act = torch.compile(self.norm_act_block(), dynamic=False)
+    @staticmethod
+    def layer_span(block):
+        """A run of hidden layers ℓ..ℓ+k−1 through ``block`` (:meth:`norm_act_block`'s signature), from the
+        first one's product W_ℓ xᵀ on: ``span(h, weights, biases, gains, norms)``, ``weights`` those of layers
+        ℓ+1..ℓ+k−1 (their products are inside the span), ``biases``, ``gains`` and ``norms``
+        (:meth:`norm_tensors`) one per layer. The first product stays outside, so that every span, the first one
+        included, takes the same shapes."""
+        def span(h: torch.Tensor, weights: list, biases: list, gains: list, norms: list) -> torch.Tensor:
+            xt = block(h, biases[0], gains[0], *norms[0])
+            for weight, bias, gain, norm in zip(weights, biases[1:], gains[1:], norms[1:]):
+                xt = block(torch.bmm(weight, xt), bias, gain, *norm)
+            return xt
+
+        return span
+
+    def fuse_norm_act(self, layers: int = FUSED_LAYERS) -> "StackedBNMLP":
+        """Compile :meth:`layer_span` of :meth:`norm_act_block` over ``layers`` hidden layers (``torch.compile``,
+        static shapes: one graph serves every span, and a second one a shorter last span) for the training
+        forward; compiled on first use. Returns the model."""
+        if layers < 1:
+            raise ValueError(f"a fused span needs at least one layer, got {layers}")
+        self.fused_span = torch.compile(self.layer_span(self.norm_act_block()), dynamic=False)
+        self.span_layers = layers
         return self
 
     def run_weight(self, layer: int, run: int) -> torch.Tensor:
@@ -359,11 +385,14 @@ class StackedBNMLP(nn.Module):
             raise ValueError(f"per-run input has {x.shape[0]} runs, the stack has {self.n_runs}")
         xt = x.mT if x.dim() == 3 else x.T.expand(self.n_runs, *x.T.shape)  # (R, D_in, B), a view
         records: dict[str, list[torch.Tensor]] = {"fc": [], "norm": [], "act": []}
-        if self.fused_norm_act is not None and self.training and not trace:
-            for layer in range(self.config.depth):
-                fc = self.fc[layer]
-                xt = self.fused_norm_act(torch.bmm(fc.weight, xt), fc.bias, self.gain_values[layer],
-                                         *self.norm_tensors(layer))
+        if self.fused_span is not None and self.training and not trace:
+            for start in range(0, self.config.depth, self.span_layers):
+                layers = range(start, min(start + self.span_layers, self.config.depth))
+                xt = self.fused_span(torch.bmm(self.fc[start].weight, xt),
+                                     [self.fc[layer].weight for layer in layers[1:]],
+                                     [self.fc[layer].bias for layer in layers],
+                                     [self.gain_values[layer] for layer in layers],
+                                     [self.norm_tensors(layer) for layer in layers])
             return self._logits(xt)
         for layer in range(self.config.depth):
             h = self.fc[layer](xt)
