@@ -51,7 +51,7 @@ from originals import originals_epoch  # benchmarks/originals.py, beside it
 from isonorm.atomic import write_text_atomically
 from isonorm.experiments.daneshmand2021.simulations import _smallest_sigma_min
 from isonorm.experiments.joudaki2023.simulations import run_grid
-from isonorm.models.bn_mlp import StackedBNMLP
+from isonorm.models.bn_mlp import FUSED_LAYERS, StackedBNMLP
 from isonorm.provenance import provenance
 
 CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
@@ -202,7 +202,7 @@ def meterez_step(rates: dict, depth: int, steps: int, repeats: int) -> dict:
     return {"workload": f"meterez2024 step, depth {depth}, {runs} runs stacked", "seconds": seconds, "draws": 0,
             "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6,
             "shape_limit_s": shape_limit, "at_shape_limit": shape_limit / seconds, "fused_seconds": fused,
-            "fused_at_shape_limit": shape_limit / fused,
+            "fused_at_shape_limit": shape_limit / fused, "fused_span_layers": FUSED_LAYERS,
             "products_seconds": best_of(repeats, products_work(depth, runs, GRID_CFG["width"])),
             "one_pass_blocks_seconds": step_with_one_pass_blocks(depth, steps),
             "originals_seconds": originals_step(depth, steps, runs, repeats)}

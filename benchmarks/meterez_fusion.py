@@ -204,7 +204,8 @@ def measure(depth: int, steps: int, repeats: int, device: torch.device) -> dict:
     row = {"depth": depth, "device": str(device), "runs": model.n_runs, "eager_s_per_step": seconds["eager"],
            "fused_s_per_step": seconds["fused"], "speedup": seconds["eager"] / seconds["fused"],
            "compile_s": compile_s, "max_parameter_difference": diff, "eager_ops_per_step": counter.total,
-           "block_ops": block_ops, "block_kernels": block_kernels, "fused_kernels_per_step": fused_kernels,
+           "block_ops": block_ops, "block_kernels": block_kernels, "span_layers": model.span_layers,
+           "fused_kernels_per_step": fused_kernels,
            "kernel_ratio": counter.total / fused_kernels, **joint}
     if device.type == "cuda":  # measured, not projected: kernels launched, and the engine's CUDA-graph path
         row |= {f"{kind}_cuda_kernels_per_step": cuda_kernels(job.step._step, index) for kind, job in jobs.items()}
