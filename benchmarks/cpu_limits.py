@@ -202,7 +202,7 @@ def meterez_step(rates: dict, depth: int, steps: int, repeats: int) -> dict:
     return {"workload": f"meterez2024 step, depth {depth}, {runs} runs stacked", "seconds": seconds, "draws": 0,
             "flop": flop, "limit_s": limit(0, flop, rates), "ops": ops, "us_per_op": seconds / ops * 1e6,
             "shape_limit_s": shape_limit, "at_shape_limit": shape_limit / seconds, "fused_seconds": fused,
-            "fused_at_shape_limit": shape_limit / fused, "fused_span_layers": FUSED_LAYERS,
+            "fused_at_shape_limit": shape_limit / fused, "span_layers": FUSED_LAYERS,
             "products_seconds": best_of(repeats, products_work(depth, runs, GRID_CFG["width"])),
             "one_pass_blocks_seconds": step_with_one_pass_blocks(depth, steps),
             "originals_seconds": originals_step(depth, steps, runs, repeats)}

@@ -69,17 +69,21 @@ def test_fast_step_equals_eager_single_runs_with_torch_sgd(fused: bool) -> None:
         torch.testing.assert_close(model.fc[-1].bias[r], ref[-1].bias, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("norm, bias", [("bn", True), ("none", True), ("torch_bn", False)])
-def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str, bias: bool) -> None:
+@pytest.mark.parametrize("norm, bias, span", [("bn", True, FUSED_LAYERS), ("none", True, FUSED_LAYERS),
+                                              ("torch_bn", False, FUSED_LAYERS), ("torch_bn", True, 2)],
+                         ids=["bn", "none", "torch_bn-no-bias", "spans-of-2"])
+def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str, bias: bool, span: int) -> None:
     """The paper's custom BN (mean reduction, no ε), no norm, and torch BN without the fc's bias (the block adds
-    the bias when there is one); torch BN with bias is the test above. Evaluation and traces stay on the eager
-    layers, so eval-mode logits of the two models agree too."""
+    the bias when there is one); torch BN with bias is the test above, in one span of the five layers, and here in
+    spans of two: two full spans and a shorter last one (a second compiled graph), the products between a span's
+    blocks inside it and those between spans outside. Evaluation and traces stay on the eager layers, so eval-mode
+    logits of the two models agree too."""
     from dataclasses import replace
 
     config = replace(CONFIG, norm=norm, mean_reduction=True, bias=bias)
     eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False, config=config)
-    fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, config=config)
-    assert fused.fused_span is not None and eager.fused_span is None
+    fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, config=config, span=span)
+    assert fused.fused_span is not None and eager.fused_span is None and fused.span_layers == span
     torch.testing.assert_close(fused_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
     for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
@@ -87,17 +91,9 @@ def test_the_fused_block_trains_as_the_eager_layers_for_every_norm(norm: str, bi
     torch.testing.assert_close(fused.eval()(x), eager.eval()(x), rtol=1e-5, atol=1e-6)
 
 
-def test_fused_spans_that_split_the_depth_train_as_the_eager_layers() -> None:
-    """Spans of two hidden layers over five: two full spans and a shorter last one (a second compiled graph), the
-    products between a span's blocks inside it and those between spans outside."""
-    eager, eager_step = _train_stacked_fast("cpu", cuda_graph=False)
-    fused, fused_step = _train_stacked_fast("cpu", cuda_graph=False, fused=True, span=2)
-    assert fused.span_layers == 2 and CONFIG.depth % 2 == 1
-    torch.testing.assert_close(fused_step.loss_sum, eager_step.loss_sum, rtol=1e-5, atol=1e-6)
-    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
-        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=name)
+def test_a_fused_span_of_no_layers_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one layer"):
-        eager.fuse_norm_act(0)
+        StackedBNMLP(CONFIG, _gens(), activations=ACTS).fuse_norm_act(0)
 
 
 def test_short_last_batch_and_reset() -> None:
