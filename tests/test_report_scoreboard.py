@@ -158,14 +158,14 @@ def two_papers(tmp_path):
         reference("lu2024-fig3", "input_norm", 1.0, check="consistency"),  # a consistency check that fails
         reference("lu2024-fig3", "wide", 1.0, tolerance=0.5, basis="claim"),  # a weak match
         reference("lu2024-fig3", "spread", 1.0, contrast="wide"),  # spread wider than its tolerance: inconclusive
-        reference("lu2024-fig3", "one_run", 1.0),  # a single stochastic run: inconclusive
+        reference("lu2024-fig1", "one_run", 1.0),  # a single stochastic run, no sibling with a spread: inconclusive
     ]}))
     (refs / "joudaki2023.yaml").write_text(yaml.safe_dump({"paper": "joudaki2023", "title": "t", "references": [
         reference("joudaki2023-fig1", "a", 2.0),
     ]}))
     claims = pd.DataFrame({
         "item": ["lu2024-fig2", "lu2024-fig2", "lu2024-table5", "lu2024-fig3", "lu2024-fig9", "lu2024-fig2",
-                 "lu2024-fig2", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3"],
+                 "lu2024-fig2", "lu2024-fig3", "lu2024-fig3", "lu2024-fig3", "lu2024-fig1"],
         "quantity": ["a", "b", "c", "holds", "extra", "a_offset", "a_d300", "input_norm", "wide", "spread", "one_run"],
         "value": [1.05, 1.5, NAN, 1.0, 7.0, 0.95, 1.0, 2.0, 1.2, 1.25, 1.0],
         "spread": [NAN, NAN, NAN, NAN, NAN, 0.01, NAN, NAN, NAN, 0.2, NAN],
@@ -206,7 +206,7 @@ def test_every_verdict_path(two_papers):
         ("lu2024-fig3", "input_norm"): "mismatch",
         ("lu2024-fig3", "wide"): "match",
         ("lu2024-fig3", "spread"): "inconclusive",
-        ("lu2024-fig3", "one_run"): "inconclusive",
+        ("lu2024-fig1", "one_run"): "inconclusive",
         ("joudaki2023-fig1", "a"): "not-run",  # claims file missing
         ("lu2024-fig9", "extra"): "no-reference",
     }
@@ -220,7 +220,7 @@ def test_every_verdict_path(two_papers):
     # An undecided row says what would decide it: 10 runs gave ±0.2 at a tolerance of 0.1, so about 40 would.
     assert rows.loc[("lu2024-fig3", "spread"), "note"].startswith(
         "the spread ±0.2 is too wide to decide at the tolerance (it would need ±0.1); about 40 runs would decide it")
-    assert rows.loc[("lu2024-fig3", "one_run"), "note"].startswith("one run has no spread")
+    assert rows.loc[("lu2024-fig1", "one_run"), "note"].startswith("one run has no spread")
     assert rows.loc[("lu2024-fig3", "wide"), "basis"] == "claim" and rows.loc[("lu2024-fig3", "wide"), "basis_detail"]
     assert (rows.loc[("lu2024-fig3", "input_norm"), ["reading", "check"]] == ["default", "consistency"]).all()
     weak_rows = {key for key, w in rows["weak"].items() if w}
@@ -280,15 +280,17 @@ def test_summary_counts_only_default_reproduction_rows(two_papers):
 def test_apart_counts_and_headline(two_papers):
     board = build_scoreboard(*two_papers, preset="paper")
     apart = apart_counts(board)
-    assert apart.loc["lu2024"].to_dict() == {"weak": 1, "alternatives": 1, "alternatives_match": 1,
+    assert apart.loc["lu2024"].to_dict() == {"precision": 3, "seed_noise": 0, "weak": 1, "alternatives": 1, "alternatives_match": 1,
                                              "consistency": 1, "consistency_hold": 0, "fitted": 1}
     assert apart.loc["total", "fitted"] == 1
-    assert headline(board) == ("3 of 6 default rows match (1 weak); 2 failed; 2 inconclusive; alternatives 1/1; "
+    assert headline(board) == ("3 of 6 default rows match (3 at the reference's precision, 0 within its seed noise; "
+                               "1 weak); 2 failed; 2 inconclusive; alternatives 1/1; "
                                "consistency 0/1; fitted 1")
     # After a round trip through the CSV (weak as text, readings of no-reference rows empty) the same.
     assert headline(read_scoreboard(write_scoreboard(board, two_papers[0][0].parent / "s.csv"))) == headline(board)
     empty = pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
-    assert headline(empty) == ("0 of 0 default rows match (0 weak); 0 failed; 0 inconclusive; alternatives 0/0; "
+    assert headline(empty) == ("0 of 0 default rows match (0 at the reference's precision, 0 within its seed noise; "
+                               "0 weak); 0 failed; 0 inconclusive; alternatives 0/0; "
                                "consistency 0/0; fitted 0")
 
 

@@ -55,10 +55,10 @@ def test_a_figure_of_a_few_runs_brings_its_own_noise(tmp_path):
     import pandas as pd
     import yaml
     from isonorm.report.claims import write_claims
-    from isonorm.report.scoreboard import build_scoreboard, figure_noise
+    from isonorm.report.scoreboard import build_scoreboard, reported_noise
 
-    assert figure_noise(0.05, 10, 10) == pytest.approx(0.05) and figure_noise(0.05, 40, 10) == pytest.approx(0.1)
-    assert math.isnan(figure_noise(NAN, 10, 10)) and math.isnan(figure_noise(0.05, NAN, 10))
+    assert reported_noise(0.05, 10, 10) == pytest.approx(0.05) and reported_noise(0.05, 40, 10) == pytest.approx(0.1)
+    assert math.isnan(reported_noise(NAN, 10, 10)) and math.isnan(reported_noise(0.05, NAN, 10))
     readoff = {"scale": "log10", "precision": 0.01, "how": "test",
                "source": {"kind": "vector-pdf", "repo": "owner/name", "commit": "0" * 40, "path": "f.pdf"},
                "calibration": {"anchors": "ticks", "per": "1 pt", "residual": 0.0}}
@@ -93,3 +93,64 @@ def test_a_cell_of_one_seed_is_inconclusive():
     assert judge(one.value, 0.995, "abs", 0.0005, one.spread, runs=one.runs).verdict == INCONCLUSIVE
     many = measured_over_runs([0.996, 0.9955, 0.9962])
     assert many.runs == 3 and many.spread > 0
+
+
+def _scored(tmp_path, rows, claims, readoffs=None):
+    """The scoreboard of reference ``rows`` (lu2024 rows of a printed table) against ``claims`` (item, quantity,
+    value, spread, runs)."""
+    import pandas as pd
+    import yaml
+    from isonorm.report.claims import write_claims
+    from isonorm.report.scoreboard import build_scoreboard
+
+    base = {"description": "d", "kind": "exact", "compare": "abs", "provenance": "printed", "source": "s",
+            "basis": "digits"}
+    doc = {"paper": "lu2024", "title": "t", "references": [{**base, **row} for row in rows]}
+    path = tmp_path / "lu2024.yaml"
+    path.write_text(yaml.safe_dump({**doc, **({"readoffs": readoffs} if readoffs else {})}))
+    frame = pd.DataFrame(claims, columns=["item", "quantity", "value", "spread", "runs"]).assign(note="")
+    write_claims(frame, tmp_path / "claims.parquet", "lu2024")
+    return build_scoreboard([path], [tmp_path / "claims.parquet"], preset="paper").set_index("quantity")
+
+
+def test_a_printed_single_run_brings_its_own_noise(tmp_path):
+    """lu2024 prints one run (seed 42) per cell to two decimals (`paper_runs: 1`): three runs of the pipeline
+    decide the cell once the printed run's own seed noise (this run's spread scaled to one run) is in the
+    tolerance; without it the spread is wider than half a printed digit and nothing is decided."""
+    rows = [{"item": "lu2024-table3", "quantity": q, "reported": 98.24, "tolerance": 0.005}
+            for q in ("close", "near", "far")]
+    claims = [("lu2024-table3", q, x, 0.2, 3.0) for q, x in (("close", 98.10), ("near", 97.9), ("far", 97.0))]
+    plain = _scored(tmp_path, rows, claims)
+    assert plain["verdict"].to_dict() == {"close": INCONCLUSIVE, "near": MISMATCH, "far": MISMATCH}
+    board = _scored(tmp_path, [{**row, "paper_runs": 1} for row in rows], claims)
+    assert board["verdict"].to_dict() == {"close": MATCH, "near": MATCH, "far": MISMATCH}  # 1.24 > 0.005 + 0.35 + 0.2
+    assert board.loc["near", "tolerance"] == pytest.approx(0.005 + 0.2 * math.sqrt(3))
+    assert "the reported value is one run: its own seed noise ±0.35" in board.loc["near", "basis_detail"]
+    assert board["within"].to_dict() == {"close": "precision", "near": "seed-noise", "far": ""}
+
+
+def test_a_single_run_borrows_its_items_spread(tmp_path):
+    """A gross gap of one run is a mismatch, not inconclusive: the run takes the widest relative spread its item's
+    rows of several runs show (here 1 % of the value), and 11.35 against 97.54 lies far outside it. A small gap
+    of one run stays decided the same way; a one-run row with no such sibling stays inconclusive."""
+    rows = [{"item": "lu2024-table3", "quantity": q, "reported": r, "tolerance": 0.005, "paper_runs": 1}
+            for q, r in (("gross", 97.54), ("close", 98.16), ("sibling", 98.24))]
+    rows.append({"item": "lu2024-table1", "quantity": "alone", "reported": 97.54, "tolerance": 0.005})
+    claims = [("lu2024-table3", "gross", 11.35, NAN, 1.0), ("lu2024-table3", "close", 98.0, NAN, 1.0),
+              ("lu2024-table3", "sibling", 98.1, 98.1 * 0.01 / math.sqrt(3), 3.0),
+              ("lu2024-table1", "alone", 11.35, NAN, 1.0)]
+    board = _scored(tmp_path, rows, claims)
+    assert board["verdict"].to_dict() == {"gross": MISMATCH, "close": MATCH, "sibling": MATCH,
+                                          "alone": INCONCLUSIVE}
+    assert board.loc["close", "spread"] == pytest.approx(0.98)  # 1 % of 98.0
+    assert "a single run: its spread is the widest its item's runs show" in board.loc["gross", "note"]
+    assert board.loc["alone", "note"].startswith("one run has no spread")
+
+
+def test_a_match_says_whether_the_precision_or_the_noise_decided_it(tmp_path):
+    rows = [{"item": "lu2024-table3", "quantity": q, "reported": 0.081, "tolerance": 0.0005, "paper_runs": 1}
+            for q in ("exact", "noisy")]
+    claims = [("lu2024-table3", "exact", 0.0812, 0.0004, 3.0), ("lu2024-table3", "noisy", 0.0830, 0.0008, 3.0)]
+    board = _scored(tmp_path, rows, claims)
+    assert board["verdict"].to_dict() == {"exact": MATCH, "noisy": MATCH}
+    assert board["within"].to_dict() == {"exact": "precision", "noisy": "seed-noise"}

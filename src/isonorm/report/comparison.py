@@ -32,6 +32,9 @@ SCORED = (MATCH, MISMATCH, FAILED)
 # Readings and checks of a reference row (references.READINGS, references.CHECKS): only default reproduction rows
 # count in the headline ("Verdicts").
 DEFAULT, ALTERNATIVE, FITTED_READING = "default", "alternative", "fitted"
+# A run whose settings were fitted to the paper carries this suffix on its label (``adam-fitted``, lu2024 decision
+# A3); its quantities are the fitted reading's.
+FITTED_RUN = "-fitted"
 REPRODUCTION, CONSISTENCY = "reproduction", "consistency"
 
 # x = reproduced, s = its seed spread (0 when it has none), r = reported, t = tolerance. The spread widens the

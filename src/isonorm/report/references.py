@@ -94,8 +94,11 @@ import pandas as pd
 import yaml
 
 from .comparison import COMPARE_RULES
+from .readoff_values import ReadoffError, check_axes, recompute
 from .ids import check_item_id, check_slug
 
+# libyaml where it is built in: the reference files hold every read-off's coordinates (hundreds of kB)
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KINDS = ("exact", "read-off", "claim")
 READINGS = ("default", "alternative", "fitted")
 BASES = ("digits", "read-off", "claim", "formula")
@@ -107,17 +110,19 @@ SCALES = ("linear", "log10", "ln")
 PROVENANCES = ("printed", "read-off", "derived")
 REFERENCE_KEYS = ("item", "quantity", "description", "reported", "kind", "compare", "tolerance", "provenance",
                   "source")
-OPTIONAL_KEYS = ("plot", "reading", "basis", "check", "scale", "contrast", "same_as", "note")
+OPTIONAL_KEYS = ("plot", "reading", "basis", "check", "scale", "contrast", "same_as", "paper_runs", "read", "note")
 # Defaults of the optional row keys that the scoreboard always carries.
 ROW_DEFAULTS = {"reading": "default", "check": "reproduction", "note": ""}
-COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS + ("basis_detail", "figure_runs")
+COLUMNS = ("paper",) + REFERENCE_KEYS + OPTIONAL_KEYS + ("basis_detail", "reported_runs")
 READOFF_KEYS = ("scale", "precision", "source", "calibration", "how")
 # Where a read-off figure was read (``readoffs: <item>: source``): the authors' vector PDF, an image their notebook
 # stores, or the paper's PDF, each at a pinned commit of a public repository; best first.
 SOURCE_KINDS = ("vector-pdf", "notebook-image", "paper-pdf")
-# Optional: how many independent runs the figure's plotted curve averages (its caption or code). A mean of a few
-# runs carries its own seed noise, which the scoreboard adds to the read-off tolerance ("Three outcomes").
-READOFF_OPTIONAL = ("runs",)
+# Optional: how many independent runs the figure's plotted curve averages (its caption or code; a mean of a few
+# runs carries its own seed noise, which the scoreboard adds to the read-off tolerance, "Three outcomes"), and the
+# machine-readable calibration of its axes, through which each row's ``read`` is recomputed (isonorm.report.
+# readoff_values).
+READOFF_OPTIONAL = ("runs", "axes")
 SOURCE_KEYS = {"vector-pdf": ("repo", "commit", "path"), "notebook-image": ("repo", "commit", "path", "output"),
                "paper-pdf": ("repo", "commit", "path", "page")}
 SOURCE_OPTIONAL = ("page", "output")
@@ -237,6 +242,13 @@ def _entry(raw: Any, paper: str, where: str) -> dict[str, Any]:
             raise ReferenceFormatError(f"{where}: `{key}` is {raw[key]!r}; use one of {', '.join(allowed)}")
     if "same_as" in raw and not (isinstance(raw["same_as"], str) and re.fullmatch(r"[^:\s]+:[^:\s]+", raw["same_as"])):
         raise ReferenceFormatError(f"{where}: `same_as` must be '<item>:<quantity>', got {raw['same_as']!r}")
+    if "paper_runs" in raw and (isinstance(raw["paper_runs"], bool) or not isinstance(raw["paper_runs"], int)
+                                or raw["paper_runs"] < 1):
+        raise ReferenceFormatError(f"{where}: `paper_runs` (how many runs the reported value comes from) must be an "
+                                   f"integer >= 1, got {raw['paper_runs']!r}")
+    if "read" in raw and raw.get("basis") != "read-off":
+        raise ReferenceFormatError(f"{where}: `read` records where a read-off was read; this row's basis is "
+                                   f"{raw.get('basis')!r}, not read-off")
     for key in ("contrast", "note"):
         if key in raw and not (isinstance(raw[key], str) and raw[key].strip()):
             raise ReferenceFormatError(f"{where}: `{key}` must be a non-empty string, got {raw[key]!r}")
@@ -333,6 +345,11 @@ def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
             raise ReferenceFormatError(f"{where}: {item}: `how` must say how the figure was read")
         _source(entry["source"], f"{where}: {item}")
         residual = float(_calibration(entry["calibration"], f"{where}: {item}")["residual"])
+        if "axes" in entry:
+            try:
+                check_axes(entry["axes"], f"{where}: {item}")
+            except ReadoffError as err:
+                raise ReferenceFormatError(str(err)) from None
         if precision < residual:
             raise ReferenceFormatError(f"{where}: {item}: `precision` {precision:g} is finer than the calibration's "
                                        f"residual {residual:g}; a read-off cannot be more precise than its axis")
@@ -392,6 +409,18 @@ def _check_same_as(rows: list[dict[str, Any]], path: Path) -> None:
                                        "more than their tolerances; they are not the same value")
 
 
+def _reported_runs(row: dict[str, Any], readoffs: dict[str, dict[str, Any]]) -> float:
+    """How many runs the reported value comes from, where the paper says (NaN where not): the row's
+    ``paper_runs`` (a table that prints one run, a mean over 100 batches), else, for a read-off, the runs its
+    figure's curve averages. The scoreboard adds the seed noise of such a value to the tolerance
+    (:func:`isonorm.report.scoreboard.reported_noise`)."""
+    if "paper_runs" in row:
+        return float(row["paper_runs"])
+    if row.get("basis") == "read-off" and "runs" in readoffs.get(row["item"], {}):
+        return float(readoffs[row["item"]]["runs"])
+    return math.nan
+
+
 def load_references(path: str | Path) -> pd.DataFrame:
     """One reference file as a DataFrame with columns ``COLUMNS``; a ReferenceFormatError names file, entry, key."""
     path = Path(path)
@@ -399,7 +428,7 @@ def load_references(path: str | Path) -> pd.DataFrame:
         raise FileNotFoundError(
             f"reference file {path} not found; create notebooks/reference/<slug>.yaml (architecture §7)")
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=FAST_LOADER)
     except yaml.YAMLError as err:
         raise ReferenceFormatError(f"{path}: not valid YAML: {err}") from None
     if not isinstance(doc, dict):
@@ -424,29 +453,36 @@ def load_references(path: str | Path) -> pd.DataFrame:
     readoffs = _readoffs(doc.get("readoffs") or {}, paper, f"{path}: `readoffs`")
     rows = [_entry(raw, paper, f"{path}, reference #{i}") for i, raw in enumerate(doc["references"])]
     for i, row in enumerate(rows):
-        row["basis_detail"] = _basis_detail(row, readoffs, f"{path}, reference #{i}")
-        # A read-off of a figure that plots a mean of a few runs: how many (the scoreboard adds their seed noise).
-        row["figure_runs"] = (float(readoffs[row["item"]]["runs"]) if row.get("basis") == "read-off"
-                              and "runs" in readoffs.get(row["item"], {}) else math.nan)
+        where = f"{path}, reference #{i}"
+        row["basis_detail"] = _basis_detail(row, readoffs, where)
+        row["reported_runs"] = _reported_runs(row, readoffs)
+        if "read" in row:
+            axes = readoffs[row["item"]].get("axes")
+            if axes is None:
+                raise ReferenceFormatError(f"{where}: `read` needs its figure's `axes` in `readoffs: {row['item']}`")
+            try:
+                recompute(row["read"], axes, where)
+            except ReadoffError as err:
+                raise ReferenceFormatError(str(err)) from None
     _check_same_as(rows, path)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     duplicated = frame[frame.duplicated(["item", "quantity"], keep=False)]
     if not duplicated.empty:
         pairs = sorted(set(zip(duplicated["item"], duplicated["quantity"])))
         raise ReferenceFormatError(f"{path}: (item, quantity) listed more than once: {pairs}; keep one entry each")
-    return frame.astype({"reported": float, "tolerance": float, "figure_runs": float})
+    return frame.astype({"reported": float, "tolerance": float, "reported_runs": float})
 
 
 def load_all_references(paths: Iterable[str | Path]) -> pd.DataFrame:
     frames = [load_references(p) for p in paths]
     if not frames:
         return pd.DataFrame(columns=list(COLUMNS)).astype({"reported": float, "tolerance": float,
-                                                           "figure_runs": float})
+                                                           "reported_runs": float})
     return pd.concat(frames, ignore_index=True)
 
 
 def paper_title(path: str | Path) -> str:
     """The paper as the report's index page names it: ``cite: title`` of its reference file (``Lu et al. (IJCAI
     2024): The Orthogonality of …``), or the title alone where the file has no ``cite``."""
-    doc = yaml.safe_load(Path(path).read_text())
+    doc = yaml.load(Path(path).read_text(), Loader=FAST_LOADER)
     return f"{doc['cite']}: {doc['title']}" if doc.get("cite") else str(doc["title"])

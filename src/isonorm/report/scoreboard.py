@@ -25,15 +25,15 @@ import pandas as pd
 from .claims import CLAIM_COLUMNS, as_text, read_claims
 from .comparison import (ALTERNATIVE, COMPUTED, CONSISTENCY, FAILED, FITTED, FITTED_READING, HEADLINE_VERDICTS,
                          INCONCLUSIVE, MATCH, NOT_PRODUCED, NOT_RUN, SCORED, SMOKE_VERDICTS, counts_in_headline, judge,
-                         judge_smoke, marked_weak, weak)
+                         judge_smoke, marked_weak, weak, within)
 from ..outputs import PAPER_PRESET
 from ..atomic import write_text_atomically
 from .ids import paper_of
 from .references import PROVENANCES, load_all_references
 
 SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
-                      "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "provenance", "note",
-                      "preset")
+                      "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "within", "provenance",
+                      "note", "preset")
 # A paper's scored rows (``scored.csv``): the scoreboard's columns, and for its page's tables what each quantity is
 # and where its reported value comes from.
 SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
@@ -70,23 +70,48 @@ def _contrast_values(merged: pd.DataFrame) -> list[float | None]:
             for item, c in zip(merged["item"], contrasts)]
 
 
-def figure_noise(spread: float, runs: float, figure_runs: float) -> float:
-    """The seed noise of a figure that plots a mean of ``figure_runs`` runs, as the 95 % half-width of such a mean:
-    this run's ``spread`` over its ``runs`` runs, scaled to the figure's count (a spread falls as 1/√runs); NaN when
-    any is unknown ("Three outcomes": the figure's own noise)."""
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (spread, runs, figure_runs)):
+def reported_noise(spread: float, runs: float, reported_runs: float) -> float:
+    """The seed noise of a reported value that is one run, or a mean of ``reported_runs`` runs (a table printing one
+    run, a figure plotting a mean of ten), as the 95 % half-width of such a value: this run's ``spread`` over its
+    ``runs`` runs, scaled to the paper's count (a spread falls as 1/√runs); NaN when any is unknown ("Three
+    outcomes": the reported value's own noise)."""
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (spread, runs, reported_runs)):
         return math.nan
-    return float(spread) * math.sqrt(float(runs) / float(figure_runs))
+    return float(spread) * math.sqrt(float(runs) / float(reported_runs))
 
 
-def _with_figure_noise(merged: pd.DataFrame) -> pd.DataFrame:
-    """Read-off rows of a figure that averages a few runs: their tolerance is the read-off precision plus the
-    figure's own seed noise (:func:`figure_noise`), and ``basis_detail`` says so."""
-    if "figure_runs" not in merged:
-        return merged
+def _borrowed_spreads(merged: pd.DataFrame) -> pd.DataFrame:
+    """A single stochastic run has no spread of its own; it takes the widest one its item's other runs show: the
+    largest relative one-run half-width (spread · √runs / |value|) over the item's two-sided rows of the same
+    scale measured over several runs, times its own |value| ("Three outcomes": a single run). Rows without such a
+    sibling keep no spread, and stay inconclusive."""
     merged = merged.copy()
+    merged["borrowed"] = False
+    scale = merged["scale"].fillna("linear") if "scale" in merged else pd.Series("linear", index=merged.index)
+    runs = pd.to_numeric(merged["runs"], errors="coerce")
+    spread = pd.to_numeric(merged["spread"], errors="coerce")
+    value = pd.to_numeric(merged["reproduced"], errors="coerce")
+    two_sided = merged["compare"].isin(["abs", "rel"])
+    donors = two_sided & (runs >= 2) & spread.gt(0) & value.ne(0) & value.notna()
+    relative = (spread * runs.pow(0.5) / value.abs()).where(donors)
+    single = two_sided & merged["claimed"] & (runs == 1) & spread.isna() & value.notna()
+    for index in merged.index[single]:
+        siblings = relative[(merged["item"] == merged.at[index, "item"]) & (scale == scale[index])].dropna()
+        if len(siblings):
+            merged.at[index, "spread"] = float(siblings.max()) * abs(float(value[index]))
+            merged.at[index, "borrowed"] = True
+    return merged
+
+
+def _with_reported_noise(merged: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose reported value is one run or a mean of a few (``reported_runs``): their tolerance is the
+    precision of the number plus its own seed noise (:func:`reported_noise`), and ``basis_detail`` says so; the
+    precision alone stays in ``precision`` (the headline tells matches at it from matches within the noise)."""
+    merged = merged.assign(precision=merged["tolerance"])
+    if "reported_runs" not in merged:
+        return merged
     for index, row in merged.iterrows():
-        noise = figure_noise(row.get("spread"), row.get("runs"), row.get("figure_runs"))
+        noise = reported_noise(row.get("spread"), row.get("runs"), row.get("reported_runs"))
         if math.isnan(noise) or row.get("compare") not in ("abs", "rel") or not row.get("claimed"):
             continue
         reported = float(row["reported"])
@@ -94,11 +119,26 @@ def _with_figure_noise(merged: pd.DataFrame) -> pd.DataFrame:
             continue
         merged.at[index, "tolerance"] = float(row["tolerance"]) + (
             noise if row["compare"] == "abs" else noise / abs(reported))
-        merged.at[index, "basis_detail"] = (
-            f"{row['basis_detail']}; the figure is a mean of {int(row['figure_runs'])} run"
-            f"{'s' if row['figure_runs'] != 1 else ''}: its own seed noise ±{noise:.2g} (this run's spread scaled to "
-            f"that count) is added to the read-off precision {float(row['tolerance']):g}")
+        count = int(row["reported_runs"])
+        what = "the figure is a mean of" if row.get("basis") == "read-off" else "the reported value is"
+        runs = f"{count} runs" if count != 1 else ("one run" if what.endswith("is") else "1 run")
+        where = "read-off precision" if row.get("basis") == "read-off" else "precision"
+        merged.at[index, "basis_detail"] = "; ".join(filter(None, (
+            str(row["basis_detail"]) if isinstance(row["basis_detail"], str) else "",
+            f"{what} {runs}: its own seed noise ±{noise:.2g} (this run's spread scaled to that count) is added to "
+            f"the {where} {float(row['tolerance']):g}")))
     return merged
+
+
+PRECISION, SEED_NOISE = "precision", "seed-noise"  # the ``within`` of a match
+
+
+def _within(merged: pd.DataFrame) -> list[str]:
+    """Per match, what decided it: ``precision`` when it holds at the reference's own precision (with this run's
+    spread), ``seed-noise`` when only the reported value's own seed noise brings it within; "" for other rows."""
+    return ["" if r.verdict != MATCH else PRECISION if r.compare == "true" or within(
+                r.reproduced, r.reported, r.compare, r.precision, r.spread) else SEED_NOISE
+            for r in merged.itertuples()]
 
 
 def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -> pd.DataFrame:
@@ -110,7 +150,7 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -
     least one row for it (docs/decisions/README.md, "Verdicts"). ``smoke``: a run at reduced sizes or data, whose
     rows are not compared to the paper (:func:`judge_smoke`) and are never weak.
     """
-    merged = _with_figure_noise(_joined(references, claims))
+    merged = _with_reported_noise(_borrowed_spreads(_joined(references, claims)))
     merged["paper"] = merged["item"].map(paper_of)
     ran = set(claims["item"])
     reading = merged["reading"] if "reading" in merged else pd.Series(None, index=merged.index)
@@ -124,6 +164,7 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -
             for r, rd in zip(merged.itertuples(), reading)
         ]
     merged["verdict"] = [j.verdict for j in judgements]
+    merged["within"] = [""] * len(merged) if smoke else _within(merged)
     merged["weak"] = [
         False if smoke else weak(r.reported, r.compare, r.tolerance, r.spread,
                                  r.scale if isinstance(r.scale, str) else "linear", r.reproduced, contrast)
@@ -133,7 +174,9 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -
     # a row that did not run says why first.
     reference_note = merged["note"].fillna("") if "note" in merged else pd.Series("", index=merged.index)
     note = reference_note.where(reference_note != "", merged["claim_note"].fillna(""))
-    merged["note"] = [f"{j.reason}; {n}" if j.reason and n else j.reason or n for j, n in zip(judgements, note)]
+    borrowed = ["a single run: its spread is the widest its item's runs show, relative to the value"
+                if b else "" for b in merged["borrowed"]]
+    merged["note"] = ["; ".join(filter(None, (j.reason, b, n))) for j, b, n in zip(judgements, borrowed, note)]
     return merged
 
 
@@ -170,7 +213,7 @@ def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 
 # Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
-TEXT_COLUMNS = ("basis_detail", "same_as", "note")
+TEXT_COLUMNS = ("basis_detail", "same_as", "within", "note")
 
 
 def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
@@ -274,8 +317,9 @@ def _is_weak(frame: pd.DataFrame) -> pd.Series:
 
 
 def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``weak`` (weak
-    default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
+    """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``precision`` and
+    ``seed_noise`` (the default rows that match at the reference's own precision, and those that match only within
+    the reported value's seed noise), ``weak`` (weak default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
     many match), ``consistency`` and ``consistency_hold`` (scored consistency checks, and how many hold),
     ``fitted`` (fitted readings, never a match), one row per reported value (the inconclusive default rows are a
     column of :func:`summarize_scoreboard`)."""
@@ -284,8 +328,11 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
     headline = headline_rows(scored)
     alternatives = scored[(_column(scored, "reading") == ALTERNATIVE) & (_column(scored, "check") != CONSISTENCY)]
     consistency = scored[_column(scored, "check") == CONSISTENCY]
+    matches = headline[headline["verdict"] == MATCH]
     parts = {
-        "weak": headline[(headline["verdict"] == MATCH) & _is_weak(headline)],
+        "precision": matches[_column(matches, "within") != SEED_NOISE],
+        "seed_noise": matches[_column(matches, "within") == SEED_NOISE],
+        "weak": matches[_is_weak(matches)],
         "alternatives": alternatives, "alternatives_match": alternatives[alternatives["verdict"] == MATCH],
         "consistency": consistency, "consistency_hold": consistency[consistency["verdict"] == MATCH],
         "fitted": frame[(_column(frame, "reading") == FITTED_READING) | (frame["verdict"] == FITTED)],
@@ -298,7 +345,8 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def headline(frame: pd.DataFrame) -> str:
-    """The index's headline: "<matches> of <scored> default rows match (<weak> weak); <failed> failed;
+    """The index's headline: "<matches> of <scored> default rows match (<p> at the reference's precision, <n> within
+    its seed noise; <weak> weak); <failed> failed;
     <inconclusive> inconclusive; alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed,
     the rows the run decided; weak = weak matches)."""
     counts = summarize_scoreboard(frame).loc["total"]
@@ -308,7 +356,8 @@ def headline(frame: pd.DataFrame) -> str:
                 f"{counts[NOT_PRODUCED]} not produced at these sizes; {counts[NOT_RUN]} in items that did not run")
     apart = apart_counts(frame).loc["total"]
     scored = int(sum(counts[v] for v in SCORED))
-    return (f"{counts[MATCH]} of {scored} default rows match ({apart['weak']} weak); {counts['failed']} failed; "
+    return (f"{counts[MATCH]} of {scored} default rows match ({apart['precision']} at the reference's precision, "
+            f"{apart['seed_noise']} within its seed noise; {apart['weak']} weak); {counts['failed']} failed; "
             f"{counts[INCONCLUSIVE]} inconclusive; "
             f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
             f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
