@@ -78,20 +78,21 @@ if weights is not None:
 df = load("table1/*.parquet", "lu2024-table1")
 if df is not None:
     table1, layers = cfg["table1"], ", ".join(cfg["table1"]["compared_layers"].values())
-    optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], table1["runs"])
+    defaults, fitted = l24.split_fitted(table1["runs"])
+    optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], defaults)
     render.table(
         l24.init_trained(lts.optimizer_table(df, table1["compared_layers"], table1["runs"]),
                          table1["compared_layers"]), "lu2024-table1",
         f"PII (column vectors) at init / after training and test accuracy (%) per optimizer, FNN with "
         f"{l24.variant_text(table1['variant'], table1['activation'])} blocks; Layer_1..3 = {layers}; "
         f"{l24.constant_init_text(table1['constant_init'])} (PII 1.0 at init, ↑ better), the others ↓ better. "
-        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.",
+        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.{l24.fitted_text(cfg, table1, fitted)}",
         method=f"{l24.fnn_setup(cfg)}. Optimizers: {optimizers}. {l24.fnn_decisions(cfg)}.",
         deviations=[
             f"Layer mapping Layer_1..3 = {layers} and the code's architecture (1 input layer + "
             f"{cfg['fnn']['blocks']} blocks) instead of the text's 'three layers' (decision A2).",
-            f"Learning rates 'adjusted' in the paper are unknown: {optimizers}; SGD's momentum is the code "
-            "comment's, not the plain SGD of Theorem 2 (decision A3).",
+            f"Learning rates 'adjusted' in the paper are unknown: {optimizers}, as the authors' MLP.py ships them; "
+            "SGD's momentum is the code comment's, not the plain SGD of Theorem 2 (decision A3).",
         ],
     )
 
@@ -139,13 +140,15 @@ else:
 df = load("table3/*.parquet", "lu2024-table3")
 if df is not None:
     table3 = cfg["table3"]
-    combos = [tuple(run.split("-")) for run in table3["runs"]]
-    optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], [optimizer for _, optimizer in combos])
+    combos = [tuple(run.split("-", 1)) for run in table3["runs"]]  # activation-optimizer (-fitted)
+    defaults, fitted = l24.split_fitted(optimizer for _, optimizer in combos)
+    optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], defaults)
     render.table(
         lts.variant_table(df, table3["headline_layer"], combos, table3["variants"]).round(4), "lu2024-table3",
         f"PII (column vectors) of {table3['headline_layer']} after training and test accuracy (%) of the FNN "
         f"without (Original) and with Norm_Res blocks, per activation/optimizer; "
-        f"{l24.constant_init_text(table3['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.",
+        f"{l24.constant_init_text(table3['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs."
+        f"{l24.fitted_text(cfg, table3, fitted)}",
         method=f"{l24.fnn_setup(cfg)}; {optimizers}. {l24.fnn_decisions(cfg)}.",
         deviations=[
             f"The paper does not say which layer: {table3['headline_layer']} shown, all layers stored; "

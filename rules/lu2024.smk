@@ -11,6 +11,9 @@ import isonorm.experiments.lu2024.checkpoint_pii
 import isonorm.experiments.lu2024.lora
 
 L24 = config["lu2024"]
+job_settings = isonorm.experiments.lu2024.trained_nets.job_settings  # a job's params: what it reads of its item
+for _item in ("table1", "table2", "apptable2", "table3"):  # every fitted run names its settings (decision A3)
+    isonorm.experiments.lu2024.trained_nets.check_fitted_runs(L24[_item], f"lu2024: {_item}")
 
 
 # Every results file of lu2024, by result key and by what it needs (isonorm.plan: what a run computes); only Fig. 1
@@ -68,7 +71,7 @@ use rule training_job as lu2024_table1 with:
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.fnn,
-            item_settings(L24, "fnn", "table1"),
+            job_settings(item_settings(L24, "fnn", "table1"), wc.optimizer),
             item="table1",
             optimizer=wc.optimizer,
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
@@ -90,11 +93,11 @@ use rule training_job as lu2024_table3 with:
     wildcard_constraints:
         variant="|".join(L24["table3"]["variants"]),
         activation="[a-z]+",
-        optimizer="sgd|adam|adamw|rmsprop",
+        optimizer="(sgd|adam|adamw|rmsprop)(-fitted)?",
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.fnn,
-            item_settings(L24, "fnn", "table3"),
+            job_settings(item_settings(L24, "fnn", "table3"), wc.optimizer),
             item="table3",
             optimizer=wc.optimizer,
             variant=wc.variant, activation=wc.activation, weights_path=output.weights,
@@ -117,7 +120,8 @@ use rule training_job as lu2024_apptable4 with:
         variant="|".join(L24["apptable4"]["variants"]),
     params:
         run=lambda wc, output: experiment(
-            isonorm.experiments.lu2024.trained_nets.fnn, item_settings(L24, "fnn", "apptable4"), item="apptable4",
+            isonorm.experiments.lu2024.trained_nets.fnn,
+            job_settings(item_settings(L24, "fnn", "apptable4"), L24["apptable4"]["optimizer"]), item="apptable4",
             optimizer=L24["apptable4"]["optimizer"], variant=wc.variant,
             activation=L24["apptable4"]["activation"],
             **training_kwargs(L24["fnn"]["dataset"], output[0] + ".ckpt"),
@@ -137,10 +141,11 @@ use rule training_job as lu2024_simple_cnn with:
         results("lu2024", "{item}", "{optimizer}.parquet"),
     wildcard_constraints:
         item="table2|apptable2",
-        optimizer="sgd|adam|adamw|rmsprop",
+        optimizer="(sgd|adam|adamw|rmsprop)(-fitted)?",
     params:
         run=lambda wc, output: experiment(
-            isonorm.experiments.lu2024.trained_nets.simple_cnn, item_settings(L24, "simple_cnn", wc.item), item=wc.item,
+            isonorm.experiments.lu2024.trained_nets.simple_cnn,
+            job_settings(item_settings(L24, "simple_cnn", wc.item), wc.optimizer), item=wc.item,
             optimizer=wc.optimizer, **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),
     log:
@@ -162,7 +167,8 @@ use rule training_job as lu2024_resnet18 with:
         optimizer="sgd|adam|adamw|rmsprop",
     params:
         run=lambda wc, output: experiment(
-            isonorm.experiments.lu2024.trained_nets.resnet18, item_settings(L24, "resnet18", wc.item), item=wc.item,
+            isonorm.experiments.lu2024.trained_nets.resnet18,
+            job_settings(item_settings(L24, "resnet18", wc.item), wc.optimizer), item=wc.item,
             variant=wc.variant, optimizer=wc.optimizer,
             **training_kwargs(L24[wc.item]["dataset"], output[0] + ".ckpt"),
         ),

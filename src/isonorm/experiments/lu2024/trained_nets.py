@@ -43,19 +43,61 @@ from ...results import write_results
 from ...runtime import resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 from . import trained_summaries
+from .trained_summaries import FITTED
 
 SLUG = "lu2024"
 Config = Mapping[str, Any]
 ORIENTATIONS = ("columns", "rows")
 
 
-def optimizer_config(cfg: Config, name: str, where: str) -> OptimizerConfig:
-    """The optimizer ``name`` with the hyper-parameters of ``cfg['optimizers'][name]`` (lr, momentum, ...)."""
+def optimizer_settings(cfg: Config, run: str, where: str) -> tuple[str, dict[str, Any]]:
+    """(torch optimizer name, hyper-parameters) of the run labelled ``run``: ``cfg['optimizers'][run]``, or for
+    ``<optimizer>-fitted`` that entry updated with ``cfg['fitted'][<optimizer>]``."""
+    name = run.removesuffix(FITTED)
     settings = cfg["optimizers"].get(name)
     if settings is None:
         raise ValueError(f"lu2024 {where}: optimizer {name!r} has no entry under optimizers "
                          f"(known: {sorted(cfg['optimizers'])}); add its lr (and momentum/weight_decay)")
-    return OptimizerConfig(name=name, **dict(settings))
+    if run.endswith(FITTED):
+        fitted = (cfg.get("fitted") or {}).get(name)
+        if fitted is None:
+            raise ValueError(f"lu2024 {where}: run {run!r} is a fitted reading, but the item has no `fitted: {name}:` "
+                             f"entry (its fitted settings, decision A3); add one or drop the run from `runs`")
+        settings = {**settings, **fitted}
+    return name, dict(settings)
+
+
+def check_fitted_runs(section: Config, where: str) -> None:
+    """When the config is read: every ``<optimizer>-fitted`` run of an item's ``runs`` has its ``fitted`` entry."""
+    fitted = section.get("fitted") or {}
+    for run in section["runs"]:
+        name = run.removesuffix(FITTED).rpartition("-")[2]  # Table 3's runs are <activation>-<optimizer>
+        if run.endswith(FITTED) and name not in fitted:
+            raise ValueError(f"config `{where}: runs` lists {run!r}, a fitted reading, but `{where}: fitted` has no "
+                             f"`{name}:` entry with its settings (decision A3); add one, e.g. `fitted: {{{name}: "
+                             f"{{lr: 0.01}}}}`, or drop the run")
+
+
+# Keys of an item's section that only its claims and notebook read: a job's settings leave them out, and keep of
+# `optimizers` and `fitted` only its own run's entry, so that adding a run to `runs` (a fitted reading, another
+# optimizer) or changing a compared layer reruns no job that exists (Snakemake reruns a job whose params change).
+ITEM_ONLY = ("runs", "fitted", "compared_layers", "headline_layer", "variants")
+
+
+def job_settings(settings: Config, run: str) -> dict[str, Any]:
+    """What the job of the run labelled ``run`` reads of its item's ``settings`` (``ITEM_ONLY`` left out)."""
+    name = run.removesuffix(FITTED)
+    job = {key: value for key, value in settings.items() if key not in ITEM_ONLY}
+    job["optimizers"] = {name: settings["optimizers"][name]} if name in settings["optimizers"] else {}
+    if run.endswith(FITTED) and name in (settings.get("fitted") or {}):
+        job["fitted"] = {name: settings["fitted"][name]}
+    return job
+
+
+def optimizer_config(cfg: Config, run: str, where: str) -> OptimizerConfig:
+    """The optimizer of the run labelled ``run`` with its hyper-parameters (:func:`optimizer_settings`)."""
+    name, settings = optimizer_settings(cfg, run, where)
+    return OptimizerConfig(name=name, **settings)
 
 
 def seeded_model(factory: Callable[[], nn.Module], seed: int) -> nn.Module:

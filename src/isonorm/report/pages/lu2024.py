@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from ..comparison import FITTED_RUN
 from ..notebook import NOT_RUN, ItemRenderer
 
 Config = Mapping[str, Any]
@@ -41,16 +42,36 @@ def seeds_text(seeds: Sequence[int]) -> str:
     return f"{len(seeds)} run(s) (seeds {', '.join(str(s) for s in seeds)}; the paper: one run, seed 42)"
 
 
-def optimizers_text(optimizers: Mapping[str, Mapping[str, float]], names: Iterable[str]) -> str:
-    """"SGD lr 0.001 momentum 0.9, Adam lr 0.001": the settings of the named optimizers, in the config's order."""
+def optimizers_text(optimizers: Mapping[str, Mapping[str, float]], names: Iterable[str],
+                    fitted: Mapping[str, Mapping[str, float]] | None = None) -> str:
+    """"SGD lr 0.001 momentum 0.9, Adam lr 0.001, Adam (fitted) lr 0.01": the settings of the named runs, in the
+    config's order, a fitted run's (``<optimizer>-fitted``, decision A3) with its item's ``fitted`` overrides."""
     names = set(names)
     parts = []
-    for name, settings in optimizers.items():
-        if name in names:
-            extras = "".join(f" {key.replace('_', ' ')} {settings[key]:g}" for key in ("momentum", "weight_decay")
-                             if settings.get(key))
-            parts.append(f"{OPTIMIZERS.get(name, name)} lr {settings['lr']:g}{extras}")
+    for suffix, label in (("", ""), (FITTED_RUN, " (fitted)")):
+        for name, settings in optimizers.items():
+            if name + suffix in names:
+                settings = {**settings, **((fitted or {}).get(name, {}) if suffix else {})}
+                extras = "".join(f" {key.replace('_', ' ')} {settings[key]:g}" for key in ("momentum", "weight_decay")
+                                 if settings.get(key))
+                parts.append(f"{OPTIMIZERS.get(name, name)}{label} lr {settings['lr']:g}{extras}")
     return ", ".join(parts)
+
+
+def split_fitted(runs: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The run labels of an item's own protocol and its fitted readings (``<optimizer>-fitted``, decision A3)."""
+    runs = list(runs)
+    return [r for r in runs if not r.endswith(FITTED_RUN)], [r for r in runs if r.endswith(FITTED_RUN)]
+
+
+def fitted_text(cfg: Mapping[str, Any], item: Mapping[str, Any], fitted: Sequence[str]) -> str:
+    """The caption's sentence on an item's fitted rows, or "" without any."""
+    if not fitted:
+        return ""
+    settings = optimizers_text(cfg["fnn"]["optimizers"], fitted, item.get("fitted"))
+    return (f" Rows marked -fitted are the fitted reading ({settings}): learning rates picked from a CPU sweep to "
+            "come near the paper's numbers, which show how far the setting must move; they are never scored as "
+            "matches (decision A3).")
 
 
 def dataset_name(name: str) -> str:
