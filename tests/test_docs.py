@@ -114,7 +114,8 @@ def test_every_citation_resolves_to_a_section_under_docs():
 def test_nothing_points_outside_the_repository():
     offending = []
     for path in tracked_text_files():
-        if path == Path(__file__):
+        # .ci/run alone may hand the CI machine's real data sets to the tests (ISONORM_REAL_DATA, docs/data.md)
+        if path in (Path(__file__), REPO / ".ci" / "run"):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if OUTSIDE.search(line) or UNRESOLVABLE.search(line):
