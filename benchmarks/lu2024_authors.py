@@ -31,7 +31,8 @@ files after other layers; the values read here come from ``cos_sim.txt``, which 
 Runs are named ``<table>-...`` (:func:`parse_run`); ``--lr`` sets one learning rate for all of them. Writes
 ``results/lu2024-authors-<device>-<date>.json`` (one record per run and seed, appended as each run ends).
 ``--project`` runs the same runs with this project's job function on the same files instead (the config's settings
-of the run's item, one seed per process), and writes ``results/lu2024-project-...``: the two sides of the CPU ratio
+of the run's item, one seed per process; ``--lr`` and ``--momentum`` for a learning-rate sweep), and writes
+``results/lu2024-project-...``: the two sides of the CPU ratio
 in benchmarks/README.md, timed as whole processes in turn (A B A B ...) by an external timer.
 """
 
@@ -187,7 +188,8 @@ def run_once(script: Path, data_root: Path, run: Run, seed: int, epochs: int, lr
             "process_seconds": seconds, "threads": threads}
 
 
-def run_project(data_root: Path, run: Run, seed: int, epochs: int, lr: float | None, threads: int) -> dict:
+def run_project(data_root: Path, run: Run, seed: int, epochs: int, lr: float | None, threads: int,
+                momentum: float | None = None) -> dict:
     """The same run by this project's job function (``isonorm.experiments.lu2024.trained_nets.fnn``, the config's
     settings of the run's item), on the same files staged by the ``local`` source: the other side of the ratio."""
     import torch
@@ -200,9 +202,11 @@ def run_project(data_root: Path, run: Run, seed: int, epochs: int, lr: float | N
     lu2024 = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["lu2024"]
     item = run.name.split("-")[0]
     settings = {**lu2024["fnn"], **lu2024[item], "seeds": [seed], "epochs": epochs}
-    if lr is not None:
-        settings["optimizers"] = {**settings["optimizers"], run.optimizer: {**settings["optimizers"][run.optimizer],
-                                                                            "lr": lr}}
+    overrides = {"lr": lr} if lr is not None else {}
+    if momentum is not None:
+        overrides["momentum"] = momentum
+    settings["optimizers"] = {**settings["optimizers"],
+                              run.optimizer: {**settings["optimizers"][run.optimizer], **overrides}}
     with tempfile.TemporaryDirectory(prefix="mlp-project-") as tmp:
         start = time.perf_counter()
         fetch_dataset("mnist", tmp, "local", path=data_root)
@@ -224,6 +228,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[42])
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--lr", type=float, default=None, help="one learning rate for every run (default: 1e-3)")
+    parser.add_argument("--momentum", type=float, default=None, help="SGD's momentum (--project; default: the config's)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
@@ -237,7 +242,7 @@ def main() -> None:
     for run in runs:
         for seed in args.seeds:
             if script is None:
-                result = run_project(args.data, run, seed, args.epochs, args.lr, args.threads)
+                result = run_project(args.data, run, seed, args.epochs, args.lr, args.threads, args.momentum)
             else:
                 result = run_once(script, args.data, run, seed, args.epochs, args.lr, args.threads)
             record["records"].append(result)

@@ -226,3 +226,38 @@ def test_claims_carry_the_seed_spread_over_seeds():
     assert out["sgd_layer1_trained"] == measured_over_runs([0.9, 0.7])
     assert out["sgd_layer1_lead"] == measured_over_runs([0.4, 0.1])  # per seed, not from the means
     assert out["adam_acc"].value == pytest.approx(132.5) and out["adam_acc"].spread > 0
+
+
+def test_a_fitted_run_trains_with_its_items_overrides_and_is_claimed_apart(data_root):
+    """A run labelled ``<optimizer>-fitted`` (decision A3) trains with the optimizer's settings updated by the item's
+    ``fitted`` entry, records that learning rate, and its quantities are named ``<optimizer>_fitted_...``: the
+    trained cells only (its init is its default run's draw), and it never enters SGD's lead over the others."""
+    cfg = dict(FNN, fitted={"adam": {"lr": 0.05}})
+    assert tn.optimizer_config(cfg, "adam-fitted", "t").lr == 0.05 and tn.optimizer_config(cfg, "adam", "t").lr == 1e-3
+    with pytest.raises(ValueError, match="no `fitted: sgd:` entry"):
+        tn.optimizer_config(cfg, "sgd-fitted", "t")
+    frames = [tn.fnn(cfg, item="table1", optimizer=run, **_kw(data_root, "mnist")) for run in ("sgd", "adam",
+                                                                                            "adam-fitted")]
+    frame = pd.concat(frames, ignore_index=True)
+    assert frame[frame.optimizer == "adam-fitted"].lr.unique().tolist() == [0.05]
+    claims = ts._optimizer_claims(frame, "lu2024-table1", SUMMARY_CFG["table1"]["compared_layers"])
+    assert {"adam_fitted_layer1_trained", "adam_fitted_acc"} <= set(claims)
+    assert not any(q.startswith("adam_fitted") and q.endswith("_init") for q in claims)
+    per_seed = ts.per_seed(frame, ["optimizer"], 1, layer="linearH.1")
+    assert claims["sgd_layer1_lead"].value == pytest.approx(float(per_seed["sgd"].iloc[0] - per_seed["adam"].iloc[0]))
+
+
+def test_a_jobs_settings_hold_only_what_it_reads():
+    """A job's params (Snakemake reruns a job whose params change) leave out what only the claims and the notebook
+    read, so that adding a run or changing a compared layer reruns no existing job; a fitted run keeps its own
+    optimizer's entry and fitted override, a default run no fitted entry at all."""
+    item = dict(FNN, runs=["sgd", "adam", "adam-fitted"], fitted={"adam": {"lr": 0.05}},
+                compared_layers={"Layer_1": "linearH.1"})
+    default, fitted = tn.job_settings(item, "adam"), tn.job_settings(item, "adam-fitted")
+    assert not {"runs", "compared_layers", "fitted"} & set(default) and default["optimizers"] == {"adam": {"lr": 1e-3}}
+    assert fitted["fitted"] == {"adam": {"lr": 0.05}} and tn.optimizer_config(fitted, "adam-fitted", "t").lr == 0.05
+    more = dict(item, runs=[*item["runs"], "sgd-fitted"], fitted={**item["fitted"], "sgd": {"lr": 0.1}},
+                compared_layers={"Layer_1": "linearH.2"})
+    assert tn.job_settings(more, "adam") == default and tn.job_settings(more, "adam-fitted") == fitted
+    with pytest.raises(ValueError, match=r"lists 'gelu-sgd-fitted', a fitted reading, but `lu2024: table3: fitted`"):
+        tn.check_fitted_runs({"runs": ["gelu-sgd-fitted"]}, "lu2024: table3")

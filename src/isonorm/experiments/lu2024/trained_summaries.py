@@ -208,6 +208,8 @@ def _optimizer_claims(frame: pd.DataFrame, item: str, layers: Mapping[str, str])
     for label, layer in layers.items():
         for epoch, stage in ((0, "init"), (end, "trained")):
             table = per_seed(frame, ["optimizer"], epoch, layer=layer)
+            if stage == "init":  # a fitted run starts from its default run's draw: its init is no reading of its own
+                table = _protocol(table)
             values |= _cells(table, lambda o: f"{o}_{_label(label)}_{stage}")
     if item != "lu2024-apptable2":  # App. Table 2 has no accuracy column
         values |= _cells(per_seed(frame, ["optimizer"], end, "test_accuracy"), lambda o: f"{o}_acc")
