@@ -140,11 +140,11 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
     assert "class=\"preset-banner\"" in text and "quick</strong> preset" in text
     assert "Paper &lt;one&gt;" in text  # escaped
     # One table of counts per paper (items, then the scoreboard rows by verdict); no separate summary table.
-    # items 7; match, mismatch, inconclusive, failed, not-run, no-reference, total; weak matches, alternatives,
-    # consistency, fitted
+    # items 7; match, mismatch, inconclusive, failed, not-run, no-reference, total; matches within seed noise,
+    # weak matches, alternatives, consistency, fitted
     assert '<tr id="paper-lu2024"><td><a href="lu2024.html">lu2024</a></td><td>Paper &lt;one&gt;</td>' \
            "<td>7</td><td>3</td><td>1</td><td>0</td><td>1</td><td>3</td><td>2</td><td>10</td>" \
-           "<td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
+           "<td>0</td><td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
     assert ('id="headline" class="headline"><strong>3 of 5 default rows match (3 at the reference&#x27;s '
             "precision, 0 within its seed noise; 1 weak); 1 failed; 0 inconclusive; "
             "alternatives 0/1; consistency 0/1; fitted 1</strong>") in text

@@ -188,6 +188,8 @@ def beside_defaults(scored: pd.DataFrame) -> pd.DataFrame:
 def _verdict_text(row: object) -> str:
     """The verdict, with the marks that qualify it: weak, and a reading or check that is counted apart."""
     marks = ["weak"] if marked_weak(row.weak) else []
+    if getattr(row, "within", "") == "seed-noise":
+        marks.append("within seed noise")
     if getattr(row, "check", None) == "consistency":
         marks.append("check")
     elif isinstance(row.reading, str) and row.reading not in ("", DEFAULT, row.verdict):

@@ -21,6 +21,8 @@ Format::
         scale: log10         # optional: linear | log10 | ln, the scale the number lives on (``SCALES``)
         contrast: slope_bn   # optional: a quantity of the same item whose difference this row is about
         same_as: "daneshmand2021-fig2a:slope"  # optional: the row of this file that reports the same value
+        paper_runs: 1        # optional: the runs the reported value comes from (a table printing one run)
+        read: {at: [81.889, 82.010], reduce: mean}   # a read-off row: where it was read (readoff_values)
         note: "..."          # optional; required for alternative and fitted readings: why the reading exists
 
     readoffs:                # how each read-off figure was read (the basis of its ``read-off`` rows)
@@ -32,6 +34,7 @@ Format::
         calibration: {anchors: "y ticks 10^-3 and 10^0 at pixel rows 402 and 38", per: "121.3 px per decade",
                       residual: 0.004}
         how: "the curve's pixels at x = 30, mapped through the tick calibration"
+        axes: {all: [[-3, 402], [0, 38]]}   # per panel, the ticks as (value, coordinate) pairs
         runs: 20             # optional: the runs the plotted curve averages (its caption)
 
 ``source`` is the best file of the figure that exists (docs/decisions/README.md, "Read-offs"): ``kind``
@@ -41,7 +44,10 @@ says which) or ``paper-pdf`` (the paper's PDF, ``page`` says where), each in a p
 pixel (``per``) and the largest disagreement of that calibration at a tick or anchor (``residual``, in ``scale``
 units), which bounds the ``precision`` from below. ``runs`` says how many independent runs the plotted curve
 averages, where its caption or code says so: such a curve carries its own seed noise, which the scoreboard adds to
-the rows' tolerance (:func:`isonorm.report.scoreboard.figure_noise`).
+the rows' tolerance (:func:`isonorm.report.scoreboard.reported_noise`); a printed row says the same with
+``paper_runs``. ``axes`` calibrates each panel with numbers, and a read-off row's ``read`` records the coordinates its
+value was read at and how they reduce to it (:mod:`isonorm.report.readoff_values`); tests/test_reference_readings.py
+recomputes every read-off value through them.
 
 What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
 

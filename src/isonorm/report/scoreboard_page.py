@@ -23,7 +23,7 @@ from .scoreboard import is_smoke
 # The verdict comes right after the row's name, so that it shows on a narrow screen before the table scrolls; the
 # paper, which the item id names too, comes last.
 COLUMNS = ("item", "quantity", "verdict", "reported", "reproduced", "spread", "compare", "tolerance", "weak",
-           "reading", "check", "basis", "provenance", "note", "paper")
+           "within", "reading", "check", "basis", "provenance", "note", "paper")
 RULES = "; ".join(f"{name}: {rule}" for name, rule in COMPARE_RULES.items())
 NUMERIC = ("reported", "reproduced", "spread", "tolerance")
 # Element ids the script and the browser check rely on.

@@ -32,8 +32,9 @@ PAGE_TITLE = "Reproduction report: normalization, orthogonality and isometry"
 
 
 # The paper rows' columns beside the headline counts (scoreboard.apart_counts; docs/decisions/README.md,
-# "Verdicts"): weak matches, alternative readings that match, consistency checks that hold, fitted readings.
+# "Verdicts"): matches only within the reported value's seed noise, weak matches, alternative readings that match, consistency checks that hold, fitted readings.
 APART = {
+    "matches within seed noise": lambda c: str(int(c["seed_noise"])),
     "weak matches": lambda c: str(int(c["weak"])),
     "alternatives match": lambda c: f"{int(c['alternatives_match'])} / {int(c['alternatives'])}",
     "consistency holds": lambda c: f"{int(c['consistency_hold'])} / {int(c['consistency'])}",
