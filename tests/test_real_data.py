@@ -175,7 +175,7 @@ def input_level(root: Path, name: str) -> np.ndarray:
 
     profiles = CONFIG["joudaki2023"]["figb4"]["width_profiles"]
     settings = {**CONFIG["joudaki2023"]["image_mlp"], **CONFIG["joudaki2023"]["figb4"],
-                "width_profiles": {"fixed": profiles["fixed"]}}
+                "width_profiles": {"fixed": profiles["fixed"]}, "runs": 1}
     frame = figb4(settings, data_root=str(root), dataset=name, device="cpu")
     return frame[frame.position == 0].iso_gap.to_numpy()
 

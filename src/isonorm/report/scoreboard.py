@@ -119,14 +119,13 @@ def _with_reported_noise(merged: pd.DataFrame) -> pd.DataFrame:
             continue
         merged.at[index, "tolerance"] = float(row["tolerance"]) + (
             noise if row["compare"] == "abs" else noise / abs(reported))
-        count = int(row["reported_runs"])
-        what = "the figure is a mean of" if row.get("basis") == "read-off" else "the reported value is"
-        runs = f"{count} runs" if count != 1 else ("one run" if what.endswith("is") else "1 run")
-        where = "read-off precision" if row.get("basis") == "read-off" else "precision"
+        count, figure = int(row["reported_runs"]), row.get("basis") == "read-off"
+        what = (("the figure plots one run" if count == 1 else f"the figure is a mean of {count} runs") if figure
+                else ("the reported value is one run" if count == 1 else f"the reported value is a mean of {count} runs"))
         merged.at[index, "basis_detail"] = "; ".join(filter(None, (
             str(row["basis_detail"]) if isinstance(row["basis_detail"], str) else "",
-            f"{what} {runs}: its own seed noise ±{noise:.2g} (this run's spread scaled to that count) is added to "
-            f"the {where} {float(row['tolerance']):g}")))
+            f"{what}: its own seed noise ±{noise:.2g} (this run's spread scaled to that count) is added to the "
+            f"{'read-off ' if figure else ''}precision {float(row['tolerance']):g}")))
     return merged
 
 
