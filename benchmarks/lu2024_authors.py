@@ -228,7 +228,8 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[42])
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--lr", type=float, default=None, help="one learning rate for every run (default: 1e-3)")
-    parser.add_argument("--momentum", type=float, default=None, help="SGD's momentum (--project; default: the config's)")
+    parser.add_argument("--momentum", type=float, default=None,
+                        help="SGD's momentum (--project; default: the config's)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()

@@ -280,7 +280,8 @@ def test_summary_counts_only_default_reproduction_rows(two_papers):
 def test_apart_counts_and_headline(two_papers):
     board = build_scoreboard(*two_papers, preset="paper")
     apart = apart_counts(board)
-    assert apart.loc["lu2024"].to_dict() == {"precision": 3, "seed_noise": 0, "weak": 1, "alternatives": 1, "alternatives_match": 1,
+    assert apart.loc["lu2024"].to_dict() == {"precision": 3, "seed_noise": 0, "weak": 1, "alternatives": 1,
+                                             "alternatives_match": 1,
                                              "consistency": 1, "consistency_hold": 0, "fitted": 1}
     assert apart.loc["total", "fitted"] == 1
     assert headline(board) == ("3 of 6 default rows match (3 at the reference's precision, 0 within its seed noise; "

@@ -120,8 +120,10 @@ def _with_reported_noise(merged: pd.DataFrame) -> pd.DataFrame:
         merged.at[index, "tolerance"] = float(row["tolerance"]) + (
             noise if row["compare"] == "abs" else noise / abs(reported))
         count, figure = int(row["reported_runs"]), row.get("basis") == "read-off"
-        what = (("the figure plots one run" if count == 1 else f"the figure is a mean of {count} runs") if figure
-                else ("the reported value is one run" if count == 1 else f"the reported value is a mean of {count} runs"))
+        if figure:
+            what = "the figure plots one run" if count == 1 else f"the figure is a mean of {count} runs"
+        else:
+            what = "the reported value is one run" if count == 1 else f"the reported value is a mean of {count} runs"
         merged.at[index, "basis_detail"] = "; ".join(filter(None, (
             str(row["basis_detail"]) if isinstance(row["basis_detail"], str) else "",
             f"{what}: its own seed noise ±{noise:.2g} (this run's spread scaled to that count) is added to the "
@@ -318,8 +320,9 @@ def _is_weak(frame: pd.DataFrame) -> pd.Series:
 def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """Per paper (rows, plus ``total``): what the headline leaves out or qualifies ("Verdicts"): ``precision`` and
     ``seed_noise`` (the default rows that match at the reference's own precision, and those that match only within
-    the reported value's seed noise), ``weak`` (weak default rows that match), ``alternatives`` and ``alternatives_match`` (scored alternative readings, and how
-    many match), ``consistency`` and ``consistency_hold`` (scored consistency checks, and how many hold),
+    the reported value's seed noise), ``weak`` (weak default rows that match), ``alternatives`` and
+    ``alternatives_match`` (scored alternative readings, and how many match), ``consistency`` and
+    ``consistency_hold`` (scored consistency checks, and how many hold),
     ``fitted`` (fitted readings, never a match), one row per reported value (the inconclusive default rows are a
     column of :func:`summarize_scoreboard`)."""
     frame = counted_rows(frame)

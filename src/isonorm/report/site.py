@@ -32,7 +32,8 @@ PAGE_TITLE = "Reproduction report: normalization, orthogonality and isometry"
 
 
 # The paper rows' columns beside the headline counts (scoreboard.apart_counts; docs/decisions/README.md,
-# "Verdicts"): matches only within the reported value's seed noise, weak matches, alternative readings that match, consistency checks that hold, fitted readings.
+# "Verdicts"): matches only within the reported value's seed noise, weak matches, alternative readings that
+# match, consistency checks that hold, fitted readings.
 APART = {
     "matches within seed noise": lambda c: str(int(c["seed_noise"])),
     "weak matches": lambda c: str(int(c["weak"])),

@@ -40,25 +40,27 @@ from ...models.lu_fnn import LuFNN, constant_init
 from ...models.resnet18 import ResNet18
 from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
+from ...report.comparison import FITTED_RUN
 from ...runtime import resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 from . import trained_summaries
-from .trained_summaries import FITTED
 
 SLUG = "lu2024"
 Config = Mapping[str, Any]
 ORIENTATIONS = ("columns", "rows")
 
 
+# A run labelled ``<optimizer>-fitted`` (FITTED_RUN) is its item's fitted reading (decision A3): the optimizer's
+# settings with the item's ``fitted: <optimizer>:`` overrides, rates chosen from a sweep to come near the paper's.
 def optimizer_settings(cfg: Config, run: str, where: str) -> tuple[str, dict[str, Any]]:
     """(torch optimizer name, hyper-parameters) of the run labelled ``run``: ``cfg['optimizers'][run]``, or for
     ``<optimizer>-fitted`` that entry updated with ``cfg['fitted'][<optimizer>]``."""
-    name = run.removesuffix(FITTED)
+    name = run.removesuffix(FITTED_RUN)
     settings = cfg["optimizers"].get(name)
     if settings is None:
         raise ValueError(f"lu2024 {where}: optimizer {name!r} has no entry under optimizers "
                          f"(known: {sorted(cfg['optimizers'])}); add its lr (and momentum/weight_decay)")
-    if run.endswith(FITTED):
+    if run.endswith(FITTED_RUN):
         fitted = (cfg.get("fitted") or {}).get(name)
         if fitted is None:
             raise ValueError(f"lu2024 {where}: run {run!r} is a fitted reading, but the item has no `fitted: {name}:` "
@@ -71,8 +73,8 @@ def check_fitted_runs(section: Config, where: str) -> None:
     """When the config is read: every ``<optimizer>-fitted`` run of an item's ``runs`` has its ``fitted`` entry."""
     fitted = section.get("fitted") or {}
     for run in section["runs"]:
-        name = run.removesuffix(FITTED).rpartition("-")[2]  # Table 3's runs are <activation>-<optimizer>
-        if run.endswith(FITTED) and name not in fitted:
+        name = run.removesuffix(FITTED_RUN).rpartition("-")[2]  # Table 3's runs are <activation>-<optimizer>
+        if run.endswith(FITTED_RUN) and name not in fitted:
             raise ValueError(f"config `{where}: runs` lists {run!r}, a fitted reading, but `{where}: fitted` has no "
                              f"`{name}:` entry with its settings (decision A3); add one, e.g. `fitted: {{{name}: "
                              f"{{lr: 0.01}}}}`, or drop the run")
@@ -86,10 +88,10 @@ ITEM_ONLY = ("runs", "fitted", "compared_layers", "headline_layer", "variants")
 
 def job_settings(settings: Config, run: str) -> dict[str, Any]:
     """What the job of the run labelled ``run`` reads of its item's ``settings`` (``ITEM_ONLY`` left out)."""
-    name = run.removesuffix(FITTED)
+    name = run.removesuffix(FITTED_RUN)
     job = {key: value for key, value in settings.items() if key not in ITEM_ONLY}
     job["optimizers"] = {name: settings["optimizers"][name]} if name in settings["optimizers"] else {}
-    if run.endswith(FITTED) and name in (settings.get("fitted") or {}):
+    if run.endswith(FITTED_RUN) and name in (settings.get("fitted") or {}):
         job["fitted"] = {name: settings["fitted"][name]}
     return job
 

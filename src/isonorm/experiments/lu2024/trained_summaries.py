@@ -24,9 +24,6 @@ from ...results import read_all_results
 Results = Mapping[str, Sequence[str]]
 Claims = dict[str, dict[str, float | Measured]]
 ORIENTATION = "columns"  # decision A1: the tables report PII over column vectors
-# A run labelled ``<optimizer>-fitted`` is its item's fitted reading (decision A3): the optimizer's settings with the
-# item's ``fitted: <optimizer>:`` overrides, rates chosen from a sweep to come near the paper's numbers.
-FITTED = FITTED_RUN
 
 # item id → the result key that feeds it, also its config section (register_results in rules/lu2024.smk)
 OPTIMIZER_ITEMS = {"lu2024-table1": "table1", "lu2024-table2": "table2",
@@ -198,7 +195,7 @@ def _protocol(table: pd.DataFrame) -> pd.DataFrame:
     """The columns of the item's own protocol: its fitted runs (``<optimizer>-fitted``, decision A3) left out, so
     that a relation the paper states is measured on the runs it states it for."""
     optimizers = table.columns.get_level_values("optimizer") if "optimizer" in (table.columns.names or []) else []
-    keep = [not str(o).endswith(FITTED) for o in optimizers] if len(optimizers) else [True] * table.shape[1]
+    keep = [not str(o).endswith(FITTED_RUN) for o in optimizers] if len(optimizers) else [True] * table.shape[1]
     return table.loc[:, keep]
 
 
