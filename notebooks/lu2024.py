@@ -4,6 +4,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -80,14 +82,15 @@ if df is not None:
     table1, layers = cfg["table1"], ", ".join(cfg["table1"]["compared_layers"].values())
     defaults, fitted = l24.split_fitted(table1["runs"])
     optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], defaults)
+    fitted_caption, fitted_method = l24.fitted_text(cfg, table1, fitted)
     render.table(
         l24.init_trained(lts.optimizer_table(df, table1["compared_layers"], table1["runs"]),
                          table1["compared_layers"]), "lu2024-table1",
         f"PII (column vectors) at init / after training and test accuracy (%) per optimizer, FNN with "
         f"{l24.variant_text(table1['variant'], table1['activation'])} blocks; Layer_1..3 = {layers}; "
         f"{l24.constant_init_text(table1['constant_init'])} (PII 1.0 at init, ↑ better), the others ↓ better. "
-        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.{l24.fitted_text(cfg, table1, fitted)}",
-        method=f"{l24.fnn_setup(cfg)}. Optimizers: {optimizers}. {l24.fnn_decisions(cfg)}.",
+        f"{l24.seeds_text(cfg['fnn']['seeds'])}; means over runs.{fitted_caption}",
+        method=f"{l24.fnn_setup(cfg)}. Optimizers: {optimizers}. {l24.fnn_decisions(cfg)}.{fitted_method}",
         deviations=[
             f"Layer mapping Layer_1..3 = {layers} and the code's architecture (1 input layer + "
             f"{cfg['fnn']['blocks']} blocks) instead of the text's 'three layers' (decision A2).",
@@ -143,13 +146,14 @@ if df is not None:
     combos = [tuple(run.split("-", 1)) for run in table3["runs"]]  # activation-optimizer (-fitted)
     defaults, fitted = l24.split_fitted(optimizer for _, optimizer in combos)
     optimizers = l24.optimizers_text(cfg["fnn"]["optimizers"], defaults)
+    fitted_caption, fitted_method = l24.fitted_text(cfg, table3, fitted)
     render.table(
         lts.variant_table(df, table3["headline_layer"], combos, table3["variants"]).round(4), "lu2024-table3",
         f"PII (column vectors) of {table3['headline_layer']} after training and test accuracy (%) of the FNN "
         f"without (Original) and with Norm_Res blocks, per activation/optimizer; "
         f"{l24.constant_init_text(table3['constant_init'])}. {l24.seeds_text(cfg['fnn']['seeds'])}; means over runs."
-        f"{l24.fitted_text(cfg, table3, fitted)}",
-        method=f"{l24.fnn_setup(cfg)}; {optimizers}. {l24.fnn_decisions(cfg)}.",
+        f"{fitted_caption}",
+        method=f"{l24.fnn_setup(cfg)}; {optimizers}. {l24.fnn_decisions(cfg)}.{fitted_method}",
         deviations=[
             f"The paper does not say which layer: {table3['headline_layer']} shown, all layers stored; "
             f"{l24.constant_init_text(table3['constant_init'])}; {optimizers} (decision A4).",

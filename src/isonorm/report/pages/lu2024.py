@@ -64,14 +64,15 @@ def split_fitted(runs: Iterable[str]) -> tuple[list[str], list[str]]:
     return [r for r in runs if not r.endswith(FITTED_RUN)], [r for r in runs if r.endswith(FITTED_RUN)]
 
 
-def fitted_text(cfg: Mapping[str, Any], item: Mapping[str, Any], fitted: Sequence[str]) -> str:
-    """The caption's sentence on an item's fitted rows, or "" without any."""
+def fitted_text(cfg: Mapping[str, Any], item: Mapping[str, Any], fitted: Sequence[str]) -> tuple[str, str]:
+    """(the caption's pointer, the method's sentence) on an item's fitted rows, or ("", "") without any: the caption
+    says what is drawn, the method how the fitted rates were chosen."""
     if not fitted:
-        return ""
+        return "", ""
     settings = optimizers_text(cfg["fnn"]["optimizers"], fitted, item.get("fitted"))
-    return (f" Rows marked -fitted are the fitted reading ({settings}): learning rates picked from a CPU sweep to "
-            "come near the paper's numbers, which show how far the setting must move; they are never scored as "
-            "matches (decision A3).")
+    return (" Rows marked -fitted: the fitted reading (decision A3).",
+            f" Fitted reading ({settings}): learning rates picked from a CPU sweep to come near the paper's numbers, "
+            "which show how far the setting must move; never scored as matches (decision A3).")
 
 
 def dataset_name(name: str) -> str:
