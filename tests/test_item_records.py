@@ -164,7 +164,7 @@ def test_rules_hold_their_library_functions_not_their_names():
 
 def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_one_is_not():
     from isonorm.items import failed_items
-    from isonorm.report.scoreboard import failed_rows
+    from isonorm.report.scoreboard import PART_MEASURED, failed_rows
     import pandas as pd
 
     items = [Item("lu2024-table4", "t", "training", lambda: None, ("table4",)),
@@ -183,3 +183,4 @@ def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_on
     marked = failed_rows(scored, failed)
     assert marked.verdict.tolist() == ["failed", "match", "not-run"]
     assert marked.note[0] == "the job failed in this run: lu2024_resnet18 failed: boom"
+    assert marked.note[1] == PART_MEASURED and marked.note[2] == ""  # measured from the results that exist

@@ -3,9 +3,11 @@
 Snakemake runs the report rules only once every result they read exists. When a job fails (a download that cannot
 be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it can, and then the run's ``onerror``
 hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
-(:mod:`.stages`), on the results that exist. Each paper's claims are measured from its result keys whose files
-are all there and scored against its reference file (a reference without a claim is ``not-run``, or ``failed``
-when a job its item needs failed; a paper whose claims could not be measured has all its references ``not-run``); its page renders every item it can and shows
+(:mod:`.stages`), on the results that exist. Each paper's claims are measured from the files of its result keys
+that exist (a key's jobs are one per data set or variant: the MNIST rows of a figure whose CIFAR-10 download failed
+are measured) and scored against its reference file (a reference without a claim is ``not-run``, or ``failed``
+when a job its item needs failed, and a row measured from part of its item's results says so; a paper whose claims
+could not be measured has all its references ``not-run``); its page renders every item it can and shows
 the others as not run, with the cause of each missing file (isonorm.run_status) and the setting or step that
 produces it; the scoreboard puts the papers' scored rows together and the index opens with the run's summary. A
 page whose own rendering fails is replaced by one that says so, so that every page of the site exists.
@@ -32,9 +34,13 @@ def reference_file(slug: str) -> Path:
     return Path("notebooks/reference") / f"{slug}.yaml"
 
 
-def _complete(results: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """The result keys whose files all exist (a claims function reads a key whole)."""
-    return {key: list(files) for key, files in results.items() if files and all(Path(f).is_file() for f in files)}
+def _present(results: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Each result key with the files of it that exist (the keys with none left out). A key's files are its jobs'
+    (one per data set, variant or depth); a claims function reduces those it is given, so the rows of the data sets
+    that could be had are measured when another's download failed, and scoring marks the item's other rows failed
+    and its measured ones as measured from part of its results (scoreboard.failed_rows)."""
+    present = {key: [f for f in files if Path(f).is_file()] for key, files in results.items()}
+    return {key: files for key, files in present.items() if files}
 
 
 def _up_to_date(page: Path, inputs: Sequence[str]) -> bool:
@@ -75,7 +81,7 @@ def report_what_exists(
     scored_files = []
     for slug in papers:
         results = planned(slug)
-        present = _complete(results)
+        present = _present(results)
         claims_file, scored_file = results_root / slug / "claims.parquet", results_root / slug / "scored.csv"
         page = report_root / f"{slug}.html"
         measured = []
@@ -93,7 +99,7 @@ def report_what_exists(
             problems.append(f"the references of {slug} could not be scored: {one_line(err)}")
         notebook_log = logs_root / slug / "notebook.log"
         every_file = [f for files in results.values() for f in files]
-        if len(present) == len(results) and _up_to_date(page, every_file):
+        if all(Path(f).is_file() for f in every_file) and _up_to_date(page, every_file):
             continue  # every result is there and the paper_notebook job of this run rendered the page from them
         try:
             stages.paper_page(slug, Path("notebooks") / f"{slug}.py", results_root / slug, page,

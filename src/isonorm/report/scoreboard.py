@@ -39,6 +39,8 @@ SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "sp
 SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
 # The scored rows' numbers; every other column but ``weak`` is text (a quantity named "1e3" stays a name).
 NUMBER_COLUMNS = ("reported", "reproduced", "spread", "tolerance")
+# The note of a row measured at the end of a run in which another job of its item failed (failed_rows).
+PART_MEASURED = "measured from the part of this item's results that exists: a job it needs failed in this run"
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -230,11 +232,16 @@ def failed_rows(frame: pd.DataFrame, failed: Mapping[str, str]) -> pd.DataFrame:
     """``frame`` with the unmeasured rows (``not-run``; a smoke run's ``not-produced``) of each item in ``failed``
     ({item id: cause}: a job it needs failed in this run, isonorm.items.failed_items) turned ``failed``, the cause in
     the note: a failed measurement is a failure, not an item left out (docs/decisions/README.md, "Verdicts"). Rows
-    measured from the item's other results stay."""
+    measured from the item's other results keep their verdict, and their note says that they were: a relation over
+    the item's data sets then holds for those that ran."""
     frame = frame.copy()
-    rows = frame["item"].isin(list(failed)) & frame["verdict"].isin([NOT_RUN, NOT_PRODUCED])
+    of_failed = frame["item"].isin(list(failed))
+    rows = of_failed & frame["verdict"].isin([NOT_RUN, NOT_PRODUCED])
     frame.loc[rows, "verdict"] = FAILED
     frame.loc[rows, "note"] = [f"the job failed in this run: {failed[item]}" for item in frame.loc[rows, "item"]]
+    measured = of_failed & ~rows
+    frame.loc[measured, "note"] = [f"{note}; {PART_MEASURED}" if note else PART_MEASURED
+                                   for note in frame.loc[measured, "note"].fillna("")]
     return frame
 
 
