@@ -85,3 +85,16 @@ def test_tabled1_claims(table):
     assert {"cifar10_n16_rank_mean", "mnist_n32_rank_std", "cifar10_mean_cosine_n32", "mnist_full_rank_small_n"} <= set(claims)
     assert claims["cifar10_full_rank_small_n"] in (0.0, 1.0)
 
+
+
+def test_a_rank_std_counts_its_batches_so_a_printed_std_brings_its_own_noise():
+    """A std over 100 batches has the sampling noise of 100 batches; the printed one (``paper_runs: 100``) as much.
+    Without its batch count the scoreboard could not scale its spread to the paper's count, and a std that differs
+    by less than either's noise was a mismatch (Fashion-MNIST n = 512 on real data: 5.06 against 4.20)."""
+    from isonorm.report.scoreboard import reported_noise
+
+    values = torch.Generator().manual_seed(0)
+    ranks = (torch.randn(100, generator=values) * 4 + 275).round().numpy()
+    std = s._std_with_spread(ranks)
+    assert std.runs == 100 and std.spread > 0
+    assert reported_noise(std.spread, std.runs, 100) == pytest.approx(std.spread)

@@ -324,13 +324,15 @@ def _fige2_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
 
 def _std_with_spread(values: np.ndarray, count: int = 10) -> Measured:
     """The std (ddof 1) of the per-batch values with its seed spread: the variance is the mean of the squared
-    deviations (× n/(n−1)), whose spread over ``count`` blocks of batches maps to the std as spread / (2·std)."""
+    deviations (× n/(n−1)), whose spread over ``count`` blocks of batches maps to the std as spread / (2·std). Its
+    runs are the batches it is taken over, so that a printed std over as many batches (``paper_runs``) brings the
+    same sampling noise into the tolerance."""
     std = float(np.std(values, ddof=1)) if values.size > 1 else math.nan
     if values.size < 2 * count:
-        return Measured(std)
+        return Measured(std, runs=float(values.size))
     squared = (values - values.mean()) ** 2 * values.size / (values.size - 1)
     spread = spread_over_runs(blocks(squared, count))
-    return Measured(std, 0.0 if std == 0 else spread / (2 * std))
+    return Measured(std, 0.0 if std == 0 else spread / (2 * std), float(values.size))
 
 
 def _tabled1_claims(frame: pd.DataFrame) -> dict[str, float | Measured]:
