@@ -285,13 +285,13 @@ def test_apart_counts_and_headline(two_papers):
                                              "consistency": 1, "consistency_hold": 0, "fitted": 1}
     assert apart.loc["total", "fitted"] == 1
     assert headline(board) == ("3 of 6 default rows match (3 at the reference's precision, 0 within its seed noise; "
-                               "1 weak); 2 failed; 2 inconclusive; alternatives 1/1; "
+                               "1 weak); 1 mismatch; 2 failed; 2 inconclusive; alternatives 1/1; "
                                "consistency 0/1; fitted 1")
     # After a round trip through the CSV (weak as text, readings of no-reference rows empty) the same.
     assert headline(read_scoreboard(write_scoreboard(board, two_papers[0][0].parent / "s.csv"))) == headline(board)
     empty = pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
     assert headline(empty) == ("0 of 0 default rows match (0 at the reference's precision, 0 within its seed noise; "
-                               "0 weak); 0 failed; 0 inconclusive; alternatives 0/0; "
+                               "0 weak); 0 mismatch; 0 failed; 0 inconclusive; alternatives 0/0; "
                                "consistency 0/0; fitted 0")
 
 

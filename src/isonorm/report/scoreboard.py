@@ -24,8 +24,8 @@ import pandas as pd
 
 from .claims import CLAIM_COLUMNS, as_text, read_claims
 from .comparison import (ALTERNATIVE, COMPUTED, CONSISTENCY, FAILED, FITTED, FITTED_READING, HEADLINE_VERDICTS,
-                         INCONCLUSIVE, MATCH, NOT_PRODUCED, NOT_RUN, SCORED, SMOKE_VERDICTS, counts_in_headline, judge,
-                         judge_smoke, marked_weak, weak, within)
+                         INCONCLUSIVE, MATCH, MISMATCH, NOT_PRODUCED, NOT_RUN, SCORED, SMOKE_VERDICTS,
+                         counts_in_headline, judge, judge_smoke, marked_weak, weak, within)
 from ..outputs import PAPER_PRESET
 from ..atomic import write_text_atomically
 from .ids import paper_of
@@ -355,9 +355,9 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 def headline(frame: pd.DataFrame) -> str:
     """The index's headline: "<matches> of <scored> default rows match (<p> at the reference's precision, <n> within
-    its seed noise; <weak> weak); <failed> failed;
-    <inconclusive> inconclusive; alternatives m/n; consistency m/n; fitted k" (scored = match, mismatch or failed,
-    the rows the run decided; weak = weak matches)."""
+    its seed noise; <weak> weak); <mismatches> mismatch; <failed> failed; <inconclusive> inconclusive; alternatives
+    m/n; consistency m/n; fitted k" (scored = match, mismatch or failed, the rows the run decided; weak = weak
+    matches)."""
     counts = summarize_scoreboard(frame).loc["total"]
     if is_smoke(frame):
         return (f"Smoke run ({frame['preset'].iloc[0]} preset), not compared to the papers: {counts[COMPUTED]} of "
@@ -366,7 +366,8 @@ def headline(frame: pd.DataFrame) -> str:
     apart = apart_counts(frame).loc["total"]
     scored = int(sum(counts[v] for v in SCORED))
     return (f"{counts[MATCH]} of {scored} default rows match ({apart['precision']} at the reference's precision, "
-            f"{apart['seed_noise']} within its seed noise; {apart['weak']} weak); {counts['failed']} failed; "
+            f"{apart['seed_noise']} within its seed noise; {apart['weak']} weak); {counts[MISMATCH]} mismatch; "
+            f"{counts[FAILED]} failed; "
             f"{counts[INCONCLUSIVE]} inconclusive; "
             f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
             f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
