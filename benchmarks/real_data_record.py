@@ -23,35 +23,33 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from isonorm.atomic import write_text_atomically
-from isonorm.report.comparison import CONSISTENCY, MATCH, MISMATCH, SCORED, counts_in_headline, marked_weak
-from isonorm.report.scoreboard import SEED_NOISE, read_scoreboard
+from isonorm.report.comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NOT_RUN, SCORED
+from isonorm.report.scoreboard import apart_counts, is_smoke, read_scoreboard, summarize_scoreboard
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def item_verdicts(board: pd.DataFrame, items: list[str] | None) -> pd.DataFrame:
-    """Per item: its default reproduction rows by verdict (matches split by what decided them, weak ones counted),
-    its consistency checks and how many hold, its fitted rows."""
-    rows = []
-    for item, part in board.groupby("item", sort=False):
-        if items and item not in items:
-            continue
-        headline = part[[counts_in_headline(r, c) for r, c in zip(part["reading"], part["check"])]]
-        matches = headline[headline["verdict"] == MATCH]
-        checks = part[part["check"] == CONSISTENCY]
-        rows.append({
-            "item": item, "scored": int(headline["verdict"].isin(SCORED).sum()), "match": len(matches),
-            "match_at_precision": int((matches["within"] != SEED_NOISE).sum()),
-            "match_within_seed_noise": int((matches["within"] == SEED_NOISE).sum()),
-            "weak": int(matches["weak"].map(marked_weak).sum()),
-            "mismatch": int((headline["verdict"] == MISMATCH).sum()),
-            "failed": int((headline["verdict"] == "failed").sum()),
-            "inconclusive": int((headline["verdict"] == "inconclusive").sum()),
-            "not_run": int((headline["verdict"] == "not-run").sum()),
-            "checks": int(checks["verdict"].isin(SCORED).sum()), "checks_hold": int((checks["verdict"] == MATCH).sum()),
-            "fitted": int((part["reading"] == "fitted").sum()),
-        })
-    return pd.DataFrame(rows)
+    """Per item, the headline's own counts (:func:`summarize_scoreboard`: its default rows by verdict) beside what
+    it counts apart (:func:`apart_counts`: matches at precision or within seed noise, weak ones, checks, fitted
+    rows): the scoreboard's counting with the item in the paper's place, so an item's row adds up as the index
+    does (one row per reported value)."""
+    if is_smoke(board):
+        raise ValueError("a smoke run's scoreboard compares nothing to the papers: record a run of the paper "
+                         "configuration (no preset)")
+    if items:
+        board = board[board["item"].isin(items)]
+    by_item = board.assign(paper=board["item"])
+    order = list(dict.fromkeys(board["item"]))  # the scoreboard's order; an item of checks alone has no headline row
+    verdicts = summarize_scoreboard(by_item).drop(index="total").reindex(order, fill_value=0)
+    apart = apart_counts(by_item).drop(index="total").reindex(order, fill_value=0)
+    table = pd.DataFrame({
+        "scored": verdicts[list(SCORED)].sum(axis=1), "match": verdicts[MATCH],
+        "match_at_precision": apart["precision"], "match_within_seed_noise": apart["seed_noise"],
+        "weak": apart["weak"], "mismatch": verdicts[MISMATCH], "failed": verdicts[FAILED],
+        "inconclusive": verdicts[INCONCLUSIVE], "not_run": verdicts[NOT_RUN], "checks": apart["consistency"],
+        "checks_hold": apart["consistency_hold"], "fitted": apart["fitted"]})
+    return table.rename_axis("item").reset_index()
 
 
 def job_costs(results: Path) -> pd.DataFrame:
@@ -86,11 +84,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     board = read_scoreboard(args.results / "scoreboard.csv")
     shutil.copyfile(args.results / "scoreboard.csv", out / "scoreboard.csv")
-    write_text_atomically(out / "items.csv", item_verdicts(board, args.items).to_csv(index=False))
+    items = item_verdicts(board, args.items)
+    write_text_atomically(out / "items.csv", items.to_csv(index=False))
     write_text_atomically(out / "jobs.csv", job_costs(args.results).to_csv(index=False))
     write_text_atomically(out / "record.json", json.dumps({"run": args.note, **provenance_of(args.results)},
                                                           indent=1))
-    print(item_verdicts(board, args.items).to_string(index=False))
+    print(items.to_string(index=False))
     print(f"wrote {out}")
 
 

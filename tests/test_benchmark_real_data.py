@@ -55,7 +55,7 @@ def test_a_runs_record_counts_each_items_verdicts(record, tmp_path):
              "reproduction"), ("mismatch", "", False, "default", "reproduction"), ("inconclusive", "", False,
              "default", "reproduction"), ("match", "precision", False, "default", "consistency"),
             ("fitted", "", False, "fitted", "reproduction")]
-    board = pd.DataFrame([{**dict.fromkeys(SCOREBOARD_COLUMNS, ""), "paper": "lu2024", "item": "lu2024-table1",
+    board = pd.DataFrame([{**dict.fromkeys(SCOREBOARD_COLUMNS, ""), "preset": "paper", "item": "lu2024-table1",
                            "quantity": f"q{i}", "verdict": v, "within": w, "weak": k, "reading": r, "check": c}
                           for i, (v, w, k, r, c) in enumerate(rows)])
     counts = record.item_verdicts(board, None).iloc[0].to_dict()
@@ -63,6 +63,8 @@ def test_a_runs_record_counts_each_items_verdicts(record, tmp_path):
                                    "mismatch", "inconclusive", "checks", "checks_hold", "fitted")} == {
         "scored": 3, "match": 2, "match_at_precision": 1, "match_within_seed_noise": 1, "weak": 1, "mismatch": 1,
         "inconclusive": 1, "checks": 1, "checks_hold": 1, "fitted": 1}
+    with pytest.raises(ValueError, match="smoke run"):
+        record.item_verdicts(board.assign(preset="quick"), None)
     (tmp_path / "benchmarks" / "lu2024_table1").mkdir(parents=True)
     (tmp_path / "benchmarks" / "lu2024_table1" / "adam.tsv").write_text(
         "s\th:m:s\tmax_rss\tcpu_time\n601.5\t0:10:01\t1200.0\t590.0\n")

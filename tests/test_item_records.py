@@ -184,3 +184,14 @@ def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_on
     assert marked.verdict.tolist() == ["failed", "match", "not-run"]
     assert marked.note[0] == "the job failed in this run: lu2024_resnet18 failed: boom"
     assert marked.note[1] == PART_MEASURED and marked.note[2] == ""  # measured from the results that exist
+
+
+def test_the_end_of_a_run_measures_the_files_of_a_key_that_exist(tmp_path):
+    """A result key holds one job's file per data set; when one job failed, the others' files are still measured
+    (isonorm.report.end_of_run), and a key with no file is left out."""
+    from isonorm.report.end_of_run import _present
+
+    mnist = tmp_path / "mnist.parquet"
+    mnist.write_bytes(b"")
+    cifar = tmp_path / "cifar10.parquet"
+    assert _present({"figb4": [str(mnist), str(cifar)], "fig3": [str(cifar)]}) == {"figb4": [str(mnist)]}

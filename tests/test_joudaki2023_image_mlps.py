@@ -177,6 +177,15 @@ def test_figb4_profiles_and_first_module_shared(at_init):
     assert s.degenerate_modules(df[df.dataset == "mnist"]) == ["act-3", "fc-3"]
 
 
+def test_figb4_claims_of_one_data_set_leave_the_others_unmeasured(at_init):
+    """At the end of a run whose CIFAR-10 download failed, only MNIST's file exists: its rows are measured, and
+    CIFAR-10's are absent (scored failed with the job's cause), not NaN values."""
+    mnist_only = s._figb4(at_init["figb4"][at_init["figb4"].dataset == "mnist"])
+    assert "mnist_norm0" in mnist_only and not any(q.startswith("cifar10_") for q in mnist_only)
+    both = s._figb4(at_init["figb4"])
+    assert {q for q in both if q.startswith("mnist_")} == {q for q in mnist_only if q.startswith("mnist_")}
+
+
 def test_claims_on_quick_size_results(tmp_path, tanh_runs, at_init, data_root):
     frames = {"fig2_runs": tanh_runs, "fig3": at_init["fig3"], "figb4": at_init["figb4"]}
     runs = {a: m.train_run_set({**RUNS, "reduce_mean": False}, activation=a, data_root=data_root,

@@ -234,8 +234,9 @@ FIGB4_QUANTITIES = {
 def _figb4(df: pd.DataFrame) -> dict[str, float]:
     means = train_stage(df).groupby(["dataset", "profile", "module", "kind", "layer"], as_index=False).iso_gap.mean()
     out: dict[str, float] = {}
+    measured = set(means.dataset)
     for dataset, quantities in FIGB4_QUANTITIES.items():
-        if dataset not in set(means.dataset):
+        if dataset not in measured:
             continue  # its job did not run (a failed download at the end of a run): its rows stay unmeasured
         for module, statistic in quantities:
             values = means[(means.dataset == dataset) & (means.module == module)].iso_gap
