@@ -12,6 +12,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from isonorm.config_check import ConfigSources, check_config, check_papers
+from isonorm.user_errors import told_briefly
 
 min_version("9.0")
 
@@ -19,9 +20,10 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow), verbose=workflow.output_settings.verbose,
-             defaults="config.yaml")
-PAPERS = check_papers(config)  # the config's `papers:`, in the report's order, each with its section and files
+with told_briefly():  # a config error: its cause and fix in a few lines, no traceback (isonorm.user_errors)
+    check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow),
+                 verbose=workflow.output_settings.verbose, defaults="config.yaml")
+    PAPERS = check_papers(config)  # the config's `papers:`, in the report's order, each with its section and files
 
 
 report: "rules/workflow.rst"

@@ -26,6 +26,7 @@ from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
 from isonorm.run_status import summary_lines
 from isonorm.resources import GROUPS, JobSizes
+from isonorm.user_errors import told_briefly
 
 DATA_ROOT = config["data"]["root"]
 CHECKPOINT_ROOT = config["checkpoints"]["root"]
@@ -216,7 +217,8 @@ def run_plan():
     whether the jobs run here or on a cluster. ``device: cuda`` without a GPU stops here, before any job."""
     if not _RUN_PLAN:
         plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=SHAKEDOWN)
-        plan.check()
+        with told_briefly():  # `device: cuda` without a GPU: a few lines, not the input function's traceback
+            plan.check()
         _RUN_PLAN.append(plan)
         if workflow.is_main_process:
             print(plan.device_line(), file=sys.stderr)

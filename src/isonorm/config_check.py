@@ -24,6 +24,7 @@ import yaml
 
 from .atomic import write_text_atomically
 from .outputs import is_paper_slug
+from .user_errors import UserError
 
 LOG_PATH = Path("logs/config_check.log")  # fixed: the preset, which picks logs/<preset>/, may itself be wrong
 SHOWN_ERRORS = 3
@@ -36,7 +37,7 @@ EXPECTED = {"const": "exactly {}", "minimum": "≥ {}", "maximum": "≤ {}", "ex
             "minProperties": "at least {} key(s)"}
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """The configuration does not match the schema; the message lists what to change and where."""
 
 

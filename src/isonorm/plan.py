@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import gpus
+from .user_errors import UserError
 
 DATA_FREE, NEEDS_DATA, TRAINS = "data_free", "needs_data", "trains"
 NEEDS = (DATA_FREE, NEEDS_DATA, TRAINS)
 
 
-class DeviceUnavailableError(RuntimeError):
+class DeviceUnavailableError(UserError, RuntimeError):
     """The config names a CUDA device that this machine does not have."""
 
 
