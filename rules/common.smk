@@ -17,14 +17,16 @@
 import functools
 import re
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.callables import name_of
-from isonorm.items import PLAIN_RESULTS, check_results_keys, claims_functions, failed_items, paper_items, plain_items
+from isonorm.items import (PLAIN_RESULTS, check_results_keys, claims_functions, paper_items, plain_items,
+                           unfinished_items)
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
-from isonorm.run_status import summary_lines
+from isonorm.run_status import StopSignal, summary_lines
 from isonorm.resources import GROUPS, JobSizes
 from isonorm.user_errors import told_briefly
 
@@ -284,28 +286,45 @@ def plan_summary():
 # --- the end of every run (rules/report.smk's onsuccess and onerror; isonorm.run_status, isonorm.report.end_of_run) --
 
 
+# A stop (Ctrl-C) is recorded as it arrives, and the time the run started, so that the end of the run tells a stop
+# from a failure, and a job that died in this run from one that never started (isonorm.run_status).
+STOP = StopSignal().install() if workflow.is_main_process else StopSignal()
+RUN_STARTED = time.time()
+
+
 def end_of_run(success):
-    """What ran, what did not and why, printed at the end of every run; after a failure, first the whole report from
-    what exists (isonorm.report.end_of_run)."""
+    """What ran, what did not and why, printed at the end of every run; after a failure or a stop, first the whole
+    report from what exists (isonorm.report.end_of_run), and then every output made without all its inputs marked
+    incomplete, so that the same command resumes the run (isonorm.run_status.untrusted_jobs)."""
     from isonorm.report.end_of_run import report_what_exists
-    from isonorm.run_status import command_line, job_outcomes, missing_causes
+    from isonorm.run_status import command_line, job_outcomes, missing_causes, untrusted_jobs
 
     report_jobs = {"paper_claims", "paper_notebook", "scoreboard", "report_index", "all"}
     planned = [job for job in workflow.dag.jobs if job.rule.name not in report_jobs]
-    outcomes = job_outcomes(planned)
+    outcomes = job_outcomes(planned, stopped=STOP.stopped, run_started=RUN_STARTED)
     # The report (and the plan's left-out items, which it shows) concerns a run that was to make it: the default
     # target, a page, the index; never one asked for one results file or fetch, nor the shapes preset's cost table.
     wants_report = not SHAKEDOWN and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
     left_out = all_left_out() if wants_report else {}
     lines = summary_lines(outcomes, left_out, len(planned), f"{REPORT}/index.html" if wants_report else None,
-                          command_line())
+                          command_line(), stopped=STOP.stopped)
     if not success and wants_report:
+        if STOP.stopped:
+            print("stopped: writing the report from what exists (Ctrl-C again skips it)", file=sys.stderr)
         missing = missing_causes(outcomes)
-        lines += report_what_exists(
-            papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
-            planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
-            not_run=lambda slug: {f: why for f, why in {**left_out, **missing}.items()
-                                  if f.startswith(f"{RESULTS}/{slug}/")},
-            failed=lambda slug: failed_items(paper_items(slug), planned_results(slug), missing),
-        )
+        try:
+            lines += report_what_exists(
+                papers=PAPERS, config=config, results_root=RESULTS, report_root=REPORT, logs_root=LOGS,
+                planned=planned_results, claims=PAPER_CLAIMS, summary=lines,
+                not_run=lambda slug: {f: why for f, why in {**left_out, **missing}.items()
+                                      if f.startswith(f"{RESULTS}/{slug}/")},
+                unfinished=lambda slug: unfinished_items(paper_items(slug), planned_results(slug), missing),
+            )
+        except KeyboardInterrupt:
+            lines.append("report: not rebuilt (stopped again); the same command rebuilds it")
+    if not success:  # Snakemake's incomplete markers: `rerun-incomplete` (profiles/default) remakes these outputs
+        dag = workflow.dag
+        for job in untrusted_jobs(dag.jobs, lambda job: dag.depending[job], lambda job: job.input,
+                                  lambda job: job.output):
+            workflow.persistence.started(job)
     print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)

@@ -162,28 +162,35 @@ def test_rules_hold_their_library_functions_not_their_names():
             assert f"{module}." in text, f"{smk.name} imports {module} and uses nothing of it"
 
 
-def test_an_item_whose_job_failed_or_was_blocked_is_failed_and_an_interrupted_one_is_not():
-    from isonorm.items import failed_items
-    from isonorm.report.scoreboard import PART_MEASURED, failed_rows
+def test_an_item_whose_job_failed_is_failed_and_one_whose_input_could_not_be_made_is_not_run():
+    """One honest count: a job of the item failed, its rows fail; its input could not be made (a download failed)
+    or the run stopped before its job, its rows stay not-run with the root cause in the note."""
+    from isonorm.items import unfinished_items
+    from isonorm.report.scoreboard import PART_MEASURED, unfinished_rows
     import pandas as pd
 
     items = [Item("lu2024-table4", "t", "training", lambda: None, ("table4",)),
              Item("lu2024-table5", "t", "at_init", lambda: None, ("table5_plms", "table5_lora")),
              Item("lu2024-fig1", "t", "simulation", lambda: None, ("fig1",))]
-    results = {"table4": ["a.parquet", "b.parquet"], "table5_plms": ["p.parquet"], "table5_lora": ["l.parquet"],
-               "table5_plms--more": ["m.parquet"], "fig1": ["f.parquet"]}
-    causes = {"b.parquet": {"cause": "lu2024_resnet18 failed: boom", "state": "failed"},
+    results = {"table4": ["a.parquet", "b.parquet", "c.parquet"], "table5_plms": ["p.parquet"],
+               "table5_lora": ["l.parquet"], "table5_plms--more": ["m.parquet"], "fig1": ["f.parquet"]}
+    causes = {"c.parquet": {"cause": "r could not run: it needs x, which failed", "state": "blocked"},
+              "b.parquet": {"cause": "lu2024_resnet18 failed: boom", "state": "failed"},
               "m.parquet": {"cause": "r could not run: it needs x, which failed", "state": "blocked"},
-              "f.parquet": {"cause": "r did not finish: interrupted", "state": "not started"}}
-    failed = failed_items(items, results, causes)
-    assert failed == {"lu2024-table4": "lu2024_resnet18 failed: boom",
-                      "lu2024-table5": "r could not run: it needs x, which failed"}
-    scored = pd.DataFrame({"item": ["lu2024-table4", "lu2024-table4", "lu2024-fig1"],
-                           "verdict": ["not-run", "match", "not-run"], "note": ["", "", ""]})
-    marked = failed_rows(scored, failed)
-    assert marked.verdict.tolist() == ["failed", "match", "not-run"]
+              "f.parquet": {"cause": "r did not finish: the run was stopped", "state": "not started"}}
+    unfinished = unfinished_items(items, results, causes)
+    assert unfinished == {  # an item's own failure outranks a blocked input of it, whatever the order
+        "lu2024-table4": {"state": "failed", "cause": "lu2024_resnet18 failed: boom"},
+        "lu2024-table5": {"state": "blocked", "cause": "r could not run: it needs x, which failed"},
+        "lu2024-fig1": {"state": "not started", "cause": "r did not finish: the run was stopped"}}
+    scored = pd.DataFrame({"item": ["lu2024-table4", "lu2024-table4", "lu2024-table5", "lu2024-fig1"],
+                           "verdict": ["not-run", "match", "not-run", "not-run"], "note": ["", "", "", ""]})
+    marked = unfinished_rows(scored, unfinished)
+    assert marked.verdict.tolist() == ["failed", "match", "not-run", "not-run"]
     assert marked.note[0] == "the job failed in this run: lu2024_resnet18 failed: boom"
-    assert marked.note[1] == PART_MEASURED and marked.note[2] == ""  # measured from the results that exist
+    assert marked.note[1] == PART_MEASURED  # measured from the results that exist
+    assert marked.note[2] == "not run in this run: r could not run: it needs x, which failed"
+    assert marked.note[3] == "not run in this run: r did not finish: the run was stopped"
 
 
 def test_the_end_of_a_run_measures_the_files_of_a_key_that_exist(tmp_path):

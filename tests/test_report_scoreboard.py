@@ -285,14 +285,34 @@ def test_apart_counts_and_headline(two_papers):
                                              "consistency": 1, "consistency_hold": 0, "fitted": 1}
     assert apart.loc["total", "fitted"] == 1
     assert headline(board) == ("3 of 6 default rows match (3 at the reference's precision, 0 within its seed noise; "
-                               "1 weak); 1 mismatch; 2 failed; 2 inconclusive; alternatives 1/1; "
+                               "1 weak); 1 mismatch; 2 failed; 2 not run; 2 inconclusive; alternatives 1/1; "
                                "consistency 0/1; fitted 1")
     # After a round trip through the CSV (weak as text, readings of no-reference rows empty) the same.
     assert headline(read_scoreboard(write_scoreboard(board, two_papers[0][0].parent / "s.csv"))) == headline(board)
     empty = pd.DataFrame(columns=list(SCOREBOARD_COLUMNS))
     assert headline(empty) == ("0 of 0 default rows match (0 at the reference's precision, 0 within its seed noise; "
-                               "0 weak); 0 mismatch; 0 failed; 0 inconclusive; alternatives 0/0; "
+                               "0 weak); 0 mismatch; 0 failed; 0 not run; 0 inconclusive; alternatives 0/0; "
                                "consistency 0/0; fitted 0")
+
+
+def test_the_headline_names_the_root_failure_of_items_that_could_not_run_once():
+    """An item whose input could not be made (a download that failed) is not run, not failed; the headline counts it
+    so and names the failed input once, however many rows it kept from running (unfinished_rows' notes)."""
+    blocked = "not run in this run: {} could not run: it needs fetch_data[name={}], which failed: OSError: offline"
+    board = pd.DataFrame({
+        "paper": ["lu2024"] * 5, "item": ["lu2024-table3"] * 3 + ["lu2024-fig4", "lu2024-table1"],
+        "quantity": list("abcde"), "reading": ["default"] * 5, "check": ["reproduction"] * 5,
+        "verdict": ["not-run"] * 4 + ["failed"],
+        "note": [blocked.format("lu2024_table3", "mnist")] * 3 + [blocked.format("lu2024_fig4", "cifar10"),
+                                                                   "the job failed in this run: RuntimeError: boom"],
+        "preset": ["paper"] * 5})
+    text = headline(board)
+    assert "; 1 failed; 4 not run (4 of them: an input could not be made, fetch_data[name=mnist] failed, and 1 other " \
+           "input(s)); " in text
+    assert text.count("fetch_data") == 1
+    board.loc[3, "note"] = ""  # not run for a reason of the plan (no GPU): nothing to name
+    board.loc[:2, "note"] = ""
+    assert "; 4 not run; " in headline(board)
 
 
 def test_a_repeated_reported_value_is_shown_but_counted_once():

@@ -146,7 +146,7 @@ def test_index_links_only_existing_pages_and_resolves(fake_report):
            "<td>7</td><td>3</td><td>1</td><td>0</td><td>1</td><td>3</td><td>2</td><td>10</td>" \
            "<td>0</td><td>1</td><td>0 / 1</td><td>0 / 1</td><td>1</td></tr>" in text
     assert ('id="headline" class="headline"><strong>3 of 5 default rows match (3 at the reference&#x27;s '
-            "precision, 0 within its seed noise; 1 weak); 1 mismatch; 1 failed; 0 inconclusive; "
+            "precision, 0 within its seed noise; 1 weak); 1 mismatch; 1 failed; 4 not run; 0 inconclusive; "
             "alternatives 0/1; consistency 0/1; fitted 1</strong>") in text
     assert ("0 of 1 alternative readings match; 0 of 1 consistency checks hold; 1 fitted readings") in text
     assert "summary" not in page.ids and "Scoreboard summary" not in text

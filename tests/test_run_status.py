@@ -22,6 +22,7 @@ from isonorm.run_status import (
     read_failure,
     record_failure,
     summary_lines,
+    untrusted_jobs,
 )
 from isonorm.workflow import logged_job
 
@@ -54,6 +55,43 @@ def test_a_failed_fetch_blocks_its_chain_and_each_job_names_the_root(tmp_path):
 def test_a_job_without_record_or_missing_input_did_not_start(tmp_path):
     (outcome,) = job_outcomes([job(tmp_path, "sim", ["r/sim.parquet"])])
     assert outcome.state == NOT_STARTED and "logs/sim.log" in outcome.cause
+
+
+def test_a_job_that_died_in_this_run_failed_and_a_stop_fails_nothing(tmp_path):
+    """A job killed without a record (SIGKILL, out of memory) has written its log in this run: it failed. Stopped by
+    Ctrl-C, the same job was cut short: not finished, and the run says so once, with the command that resumes it."""
+    killed = job(tmp_path, "train", ["r/t.parquet"])
+    after = job(tmp_path, "reading", ["r/r.parquet"], ["r/t.parquet"])
+    started = __import__("time").time() - 1
+    Path(killed.log[0]).parent.mkdir(parents=True)
+    Path(killed.log[0]).write_text("epoch 1 ...")
+    (died, blocked) = job_outcomes([killed, after], run_started=started)
+    assert died.state == FAILED and "without finishing" in died.cause and blocked.state == BLOCKED
+    assert job_outcomes([killed], run_started=started + 3600)[0].state == NOT_STARTED  # an old log: never started
+    cut, waiting = job_outcomes([killed, after], stopped=True, run_started=started)
+    assert cut.state == waiting.state == NOT_STARTED and "stopped (Ctrl-C)" in cut.cause
+    lines = summary_lines([cut, waiting], {}, 5, "report/index.html", "snakemake --cores 2", stopped=True)
+    assert lines == ["3 of 5 planned jobs have their results.",
+                     "stopped: the run was stopped (Ctrl-C) with 2 job(s) unfinished; resume it with "
+                     "`snakemake --cores 2` (only what is missing runs).",
+                     "report: report/index.html"]
+
+
+def test_outputs_made_without_all_their_inputs_are_untrusted_downstream(tmp_path):
+    """The end-of-run report writes claims and pages from what exists; every output after a missing input is then
+    marked incomplete, so that the same command remakes it, and on its way what is missing upstream."""
+    for name in ("r/a.parquet", "claims.parquet", "board.csv", "index.html", "r/b.parquet", "other.csv"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    train = job(tmp_path, "train", ["r/missing.parquet"])
+    other = job(tmp_path, "other", ["other.csv"], ["r/b.parquet"])
+    claims = job(tmp_path, "claims", ["claims.parquet"], ["r/a.parquet", "r/missing.parquet"])
+    board = job(tmp_path, "board", ["board.csv"], ["claims.parquet"])
+    index = job(tmp_path, "index", ["index.html", "gone.html"], ["board.csv"])
+    downstream = {id(train): [claims], id(claims): [board], id(board): [index], id(index): [], id(other): []}
+    untrusted = untrusted_jobs([train, other, claims, board, index], lambda j: downstream[id(j)],
+                               lambda j: j.input, lambda j: j.output)
+    assert sorted(j.rule.name for j in untrusted) == ["board", "claims", "index"]
 
 
 def test_summary_says_what_ran_what_was_left_out_and_how_to_finish(tmp_path):
@@ -153,3 +191,15 @@ def test_alike_failures_take_one_line(tmp_path):
     failed = [line for line in lines if line.startswith("failed:")]
     assert failed == [f"failed: fetch_checkpoint × 3 (model=bert, model=gpt2, model=t5), alike: OSError: bert: the Hub "
                       f"is unreachable (logs in {tmp_path / 'logs'})"]
+
+
+def test_a_job_stopped_by_ctrl_c_exits_quietly_without_a_failure_record(tmp_path, capsys):
+    """Ctrl-C reaches every job of the run: each exits with 130, its traceback in its log only, no failure record
+    (the run says "stopped" once)."""
+    log = tmp_path / "logs" / "job.log"
+    smk = SimpleNamespace(log=[str(log)], rule="fig9", wildcards={}, output=[str(tmp_path / "out.parquet")], threads=1)
+    with pytest.raises(SystemExit) as stop:
+        with logged_job(smk):
+            raise KeyboardInterrupt
+    assert stop.value.code == 130 and read_failure(log) is None
+    assert "KeyboardInterrupt" not in capsys.readouterr().err and "KeyboardInterrupt" in log.read_text()

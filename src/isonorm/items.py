@@ -27,7 +27,8 @@ from .report.ids import check_item_id
 # compute names a kind and a function for each (Item.jobs).
 KINDS = ("simulation", "at_init", "training", "notebook")
 READING = "--"  # "<result key>--<reading>": an alternative reading of the job of <result key>
-FAILED_STATES = ("failed", "blocked")  # isonorm.run_status: a job that failed, or could not run for one that did
+# isonorm.run_status: a job that failed, one that could not run for another's failure, one the run stopped before
+UNFINISHED_STATES = ("failed", "blocked", "not started")
 # The one results file of a plain item's job (Item.plain): <RESULTS>/<slug>/<item>/synthetic.parquet. No rule
 # written by hand may make a file of this name (tests/test_item_records.py), so that the generated rule's
 # wildcards never claim another job's file.
@@ -164,18 +165,20 @@ def check_results_keys(slug: str, items: Sequence[Item], registered: Mapping[str
         raise ValueError("; ".join(wrong) + " (docs/adding.md)")
 
 
-def failed_items(items: Iterable[Item], results: Mapping[str, Iterable[str]],
-                 causes: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """{item id: cause} of the items whose measurement failed in this run: a results file they read (``results``:
-    result key -> files, readings included) is missing because its job failed or was blocked by a failed job
-    (``causes``: isonorm.run_status.missing_causes). Their scoreboard rows say ``failed``, not ``not-run``; a job
-    that was only interrupted fails nothing."""
-    failed = {}
+def unfinished_items(items: Iterable[Item], results: Mapping[str, Iterable[str]],
+                     causes: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """{item id: {state, cause}} of the items this run did not finish: a results file they read (``results``: result
+    key -> files, readings included) is missing, with its cause (``causes``: isonorm.run_status.missing_causes). The
+    state is the worst of the item's files, in the order of :data:`UNFINISHED_STATES`: ``failed`` when a job of its
+    own failed (its measurement failed: its rows say ``failed``), ``blocked`` when an input could not be made (a
+    download failed: its rows are ``not-run``, with that root cause), ``not started`` when the run stopped before."""
+    unfinished: dict[str, dict[str, str]] = {}
     for item in items:
         for key, files in results.items():
             if key.split(READING, 1)[0] not in item.results:
                 continue
-            why = next((causes[f] for f in files if causes.get(f, {}).get("state") in FAILED_STATES), None)
-            if why is not None:
-                failed.setdefault(item.id, why["cause"])
-    return failed
+            for why in (causes[f] for f in files if causes.get(f, {}).get("state") in UNFINISHED_STATES):
+                known = unfinished.get(item.id)
+                if known is None or UNFINISHED_STATES.index(why["state"]) < UNFINISHED_STATES.index(known["state"]):
+                    unfinished[item.id] = {"state": why["state"], "cause": why["cause"]}
+    return unfinished

@@ -4,21 +4,29 @@
   one line (the exception's first line, which names the cause; the log keeps the traceback). ``isonorm.workflow.
   logged_job`` writes it when a job raises and removes it when the job starts again.
 - **At the end of a run** (Snakemake's ``onsuccess``/``onerror``, rules/report.smk), :func:`job_outcomes` reads
-  the jobs Snakemake planned and sorts each unfinished one: ``failed`` (it raised; its record says why),
-  ``blocked`` (an input it needs was not produced, traced to the job that failed first) or ``not started`` (the
-  run stopped before it, or it died without a record: its log says more). :func:`missing_causes` turns that into
-  one line per missing results file, which the pages show on the items that read it; :func:`summary_lines` is
-  the terminal's and the index's account of the run.
+  the jobs Snakemake planned and sorts each unfinished one: ``failed`` (it raised, and its record says why; or it
+  started in this run and died without a record: killed, out of memory, a lost node), ``blocked`` (an input it
+  needs was not produced, traced to the job that failed first) or ``not started`` (the run was stopped before it
+  finished, or before it started). :func:`missing_causes` turns that into one line per missing results file,
+  which the pages show on the items that read it; :func:`summary_lines` is the terminal's and the index's
+  account of the run.
+- **A run that did not finish resumes by the same command**: :func:`untrusted_jobs` names the jobs whose outputs
+  exist but were made (or remade by the end-of-run report) without all their inputs; the workflow marks those
+  outputs incomplete in Snakemake's own records (rules/common.smk ``end_of_run``), so that the next run remakes
+  them, and on its way every missing input upstream (docs/architecture.md, "A report from every run").
+- **A stop** (Ctrl-C) is recorded when it arrives (:class:`StopSignal`), so that the end of the run says
+  "stopped" once, with the command that resumes it, instead of a failure for each job it cut short.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 FAILED_SUFFIX = ".failed.json"
 FAILED, BLOCKED, NOT_STARTED = "failed", "blocked", "not started"
@@ -92,12 +100,20 @@ def _label(job: PlannedJob) -> str:
     return f"{job.rule.name}[{wildcards}]" if wildcards else job.rule.name
 
 
-def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
+def job_outcomes(jobs: Iterable[PlannedJob], *, stopped: bool = False,
+                 run_started: float | None = None) -> list[JobOutcome]:
     """Every planned job with an output missing, with why (module docstring); jobs whose outputs all exist are left
-    out. A report job is never the cause of another's absence: the end-of-run report is built from what exists."""
+    out. A report job is never the cause of another's absence: the end-of-run report is built from what exists.
+    ``stopped``: the run was stopped (Ctrl-C), so a job without a failure record was cut short, not broken;
+    ``run_started`` (a time.time()): a job without a record whose log was written after it started in this run
+    and died (killed, out of memory): a failure of that job."""
     jobs = [job for job in jobs if job.output]
     producer = {str(path): job for job in jobs for path in job.output}
     outcomes: dict[int, JobOutcome] = {}
+
+    def died(log: str | None) -> bool:
+        return (not stopped and run_started is not None and log is not None and Path(log).is_file()
+                and Path(log).stat().st_mtime >= run_started)
 
     def outcome(job: PlannedJob, seen: frozenset[int] = frozenset()) -> JobOutcome | None:
         if id(job) in outcomes:
@@ -106,28 +122,81 @@ def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
             return None
         log = str(job.log[0]) if job.log else None
         record = read_failure(log) if log else None
+        outputs = list(map(str, job.output))
         if record is not None:
-            found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), FAILED, record["cause"], log)
+            found = JobOutcome(job.rule.name, _label(job), outputs, FAILED, record["cause"], log)
+        elif died(log):
+            found = JobOutcome(job.rule.name, _label(job), outputs, FAILED,
+                               "it ended without finishing or a record of why (killed, out of memory, or its node "
+                               "lost)", log)
         else:
             missing = [str(p) for p in job.input if not Path(p).exists()]
             roots = [outcome(producer[p], seen | {id(job)}) for p in missing
                      if p in producer and id(producer[p]) not in seen]
             root = next((r for r in roots if r is not None and r.state == FAILED), None) or next(
                 (r for r in roots if r is not None), None)
-            if root is not None:
+            if root is not None and root.state != NOT_STARTED:
                 first = root.root or root  # a blocked input names the failure at its own root
-                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), BLOCKED,
+                found = JobOutcome(job.rule.name, _label(job), outputs, BLOCKED,
                                    f"needs {first.label}, which {first.state}: {first.cause}"
                                    + (f" (log: {first.log})" if first.log else ""), log, root=first)
             else:
-                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), NOT_STARTED,
-                                   "the run stopped before it finished, or it died without a record"
-                                   + (f"; see {log}" if log else ""), log)
+                found = JobOutcome(job.rule.name, _label(job), outputs, NOT_STARTED,
+                                   STOPPED_CAUSE if stopped else
+                                   "the run ended before it finished" + (f"; see {log}" if log else ""), log)
         outcomes[id(job)] = found
         return found
 
     results = [outcome(job) for job in jobs]
     return [r for r in results if r is not None]
+
+
+STOPPED_CAUSE = "the run was stopped (Ctrl-C) before it finished"
+J = TypeVar("J")
+
+
+def untrusted_jobs(jobs: Iterable[J], downstream: Callable[[J], Iterable[J]], inputs: Callable[[J], Iterable[str]],
+                   outputs: Callable[[J], Iterable[str]]) -> list[J]:
+    """The jobs an unfinished run leaves with outputs that must be remade: every job with an input missing, and
+    every job after one (``downstream``: the jobs that read a job's outputs), whose outputs exist. Snakemake
+    decides what to run from the targets down: an output that exists and is newer than its existing inputs is up
+    to date, and nothing upstream of it is looked at. The end-of-run report writes the claims, pages and index
+    from what exists, at the outputs of the report rules; left so, the same command would find them up to date
+    and never run the jobs that are missing (docs/architecture.md, "A report from every run")."""
+    start = [job for job in jobs if any(not Path(f).exists() for f in inputs(job))]
+    seen: dict[int, J] = {}
+    todo = list(start)
+    while todo:
+        job = todo.pop()
+        if id(job) not in seen:
+            seen[id(job)] = job
+            todo.extend(downstream(job))
+    return [job for job in seen.values() if any(Path(f).exists() for f in outputs(job))]
+
+
+class StopSignal:
+    """Records a stop (SIGINT: Ctrl-C) as it arrives, then lets it do what it did before (Python's
+    KeyboardInterrupt, on which Snakemake cancels its jobs and ends the run as failed): so that the end of the run
+    can tell a stop from a failure. Installed by the main Snakemake process, in its main thread."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def install(self) -> "StopSignal":
+        previous = signal.getsignal(signal.SIGINT)
+
+        def on_stop(signum: int, frame: Any) -> None:
+            self.stopped = True
+            if callable(previous):
+                previous(signum, frame)
+            else:
+                raise KeyboardInterrupt
+
+        try:
+            signal.signal(signal.SIGINT, on_stop)
+        except ValueError:  # not the main thread (an API caller's worker): a stop then reads as a failure
+            pass
+        return self
 
 
 RERUN = "Fix the cause, then run the same command again: only what is missing runs"
@@ -144,7 +213,7 @@ def missing_causes(outcomes: Iterable[JobOutcome]) -> dict[str, dict[str, str]]:
         elif found.state == BLOCKED:
             cause = f"{found.rule} could not run: it {found.cause}"
         else:
-            cause = f"{found.rule} did not finish: {found.cause}"
+            cause = f"{found.rule} did not finish: {found.cause}"  # stopped, or the run ended before it
         log = found.log if found.state != BLOCKED else None  # a blocked job never ran: the cause names its root's log
         for path in found.outputs:
             causes[path] = {"cause": cause, "fix": RERUN, "log": log or "", "state": found.state}
@@ -163,16 +232,21 @@ def command_line(argv: Sequence[str] | None = None) -> str:
 
 
 def summary_lines(outcomes: Sequence[JobOutcome], left_out: Mapping[str, Mapping[str, Any]],
-                  jobs_planned: int | None, report: str | None = None, command: str | None = None) -> list[str]:
+                  jobs_planned: int | None, report: str | None = None, command: str | None = None,
+                  stopped: bool = False) -> list[str]:
     """The run in a few lines: what ran (``jobs_planned``: the jobs Snakemake planned, None when not yet known),
-    what the plan left out and why, what failed or could not run, where the report is and how to finish."""
+    what the plan left out and why, what failed or could not run, where the report is and how to finish. A
+    ``stopped`` run (Ctrl-C) says so once, with the command that resumes it, not a line per job it cut short."""
     failed = [o for o in outcomes if o.state == FAILED]
     blocked = [o for o in outcomes if o.state == BLOCKED]
-    stopped = [o for o in outcomes if o.state == NOT_STARTED]
+    unfinished = [o for o in outcomes if o.state == NOT_STARTED]
     lines: list[str] = []
     if jobs_planned is not None:
         lines.append(f"{jobs_planned - len(outcomes)} of {jobs_planned} planned jobs have their results"
                      + (": all of them." if not outcomes else "."))
+    if stopped:
+        lines.append(f"stopped: the run was stopped (Ctrl-C) with {len(unfinished)} job(s) unfinished"
+                     + (f"; resume it with `{command}` (only what is missing runs)." if command else "."))
     for cause, files in _grouped(left_out).items():
         fix = left_out[files[0]].get("fix", "")
         lines.append(f"not planned: {len(files)} results file(s), because the item {cause}"
@@ -191,12 +265,15 @@ def summary_lines(outcomes: Sequence[JobOutcome], left_out: Mapping[str, Mapping
             by_root[found.blocked_by or "?"] = by_root.get(found.blocked_by or "?", 0) + 1
         lines.append("not run, an input missing: " + "; ".join(f"{n} job(s) after {root}"
                                                               for root, n in sorted(by_root.items())) + ".")
-    for found in stopped:
-        lines.append(f"not finished: {found.line()}")
+    if unfinished and not stopped:
+        lines.append(f"not finished: {len(unfinished)} job(s): the run ended before they finished"
+                     + (f" ({', '.join(o.label for o in unfinished[:3])}{', …' if len(unfinished) > 3 else ''})."))
     if report:
         lines.append(f"report: {report}")
-    if outcomes and command:
+    if (failed or blocked) and command:
         lines.append(f"to finish: fix the causes above, then run `{command}` again (only what is missing runs).")
+    elif unfinished and command and not stopped:
+        lines.append(f"to finish: run `{command}` again (only what is missing runs).")
     return lines
 
 

@@ -63,7 +63,11 @@ def logged_job(snakemake: Any) -> Iterator[logging.Logger]:
         record_failure(path, snakemake.rule, [str(o) for o in snakemake.output], err)
         print(f"rule {snakemake.rule} failed: {type(err).__name__}: {err}\n(traceback: {path})", file=sys.stderr)
         raise SystemExit(1) from None
-    except BaseException:  # interrupted (KeyboardInterrupt, SystemExit): no record, the job did not fail itself
+    except KeyboardInterrupt:  # Ctrl-C reaches every job of the run: the run says "stopped" once, not each job
+        logging.getLogger().removeHandler(to_terminal)
+        log.exception("rule %s stopped", snakemake.rule)
+        raise SystemExit(130) from None  # no record: the job did not fail itself
+    except BaseException:  # SystemExit: no record, the job did not fail itself
         log.exception("rule %s stopped", snakemake.rule)
         raise
     log.info("rule %s done in %.1f s", snakemake.rule, time.perf_counter() - start)

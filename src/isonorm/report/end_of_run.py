@@ -5,8 +5,9 @@ be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it c
 hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
 (:mod:`.stages`), on the results that exist. Each paper's claims are measured from the files of its result keys
 that exist (a key's jobs are one per data set or variant: the MNIST rows of a figure whose CIFAR-10 download failed
-are measured) and scored against its reference file (a reference without a claim is ``not-run``, or ``failed``
-when a job its item needs failed, and a row measured from part of its item's results says so; a paper whose claims
+are measured) and scored against its reference file (a reference without a claim is ``not-run``, with the
+root cause when an input of its item could not be made, or ``failed`` when a job of its item failed; a row measured
+from part of its item's results says so; a paper whose claims
 could not be measured has all its references ``not-run``); its page renders every item it can and shows
 the others as not run, with the cause of each missing file (isonorm.run_status) and the setting or step that
 produces it; the scoreboard puts the papers' scored rows together and the index opens with the run's summary. A
@@ -37,8 +38,9 @@ def reference_file(slug: str) -> Path:
 def _present(results: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     """Each result key with the files of it that exist (the keys with none left out). A key's files are its jobs'
     (one per data set, variant or depth); a claims function reduces those it is given, so the rows of the data sets
-    that could be had are measured when another's download failed, and scoring marks the item's other rows failed
-    and its measured ones as measured from part of its results (scoreboard.failed_rows)."""
+    that could be had are measured when another's download failed, and scoring marks the item's other rows (failed,
+    or not run with the root cause) and its measured ones as measured from part of its results
+    (scoreboard.unfinished_rows)."""
     present = {key: [f for f in files if Path(f).is_file()] for key, files in results.items()}
     return {key: files for key, files in present.items() if files}
 
@@ -70,12 +72,12 @@ def report_what_exists(
     claims: Mapping[str, Sequence[str]],
     not_run: Callable[[str], Mapping[str, Mapping[str, Any]]],
     summary: Sequence[str],
-    failed: Callable[[str], Mapping[str, str]] = lambda slug: {},
+    unfinished: Callable[[str], Mapping[str, Mapping[str, str]]] = lambda slug: {},
 ) -> list[str]:
     """Every paper page, the scoreboard and the index from the results that exist; returns one line per report step
     that failed (each page that failed is replaced by one saying why). ``planned(slug)``: the paper's results by key
     that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files;
-    ``failed(slug)``: {item id: cause} of its items whose job failed (their rows say ``failed``)."""
+    ``unfinished(slug)``: {item id: {state, cause}} of its items this run did not finish (their rows say why)."""
     results_root, report_root, logs_root = Path(results_root), Path(report_root), Path(logs_root)
     problems: list[str] = []
     scored_files = []
@@ -92,7 +94,7 @@ def report_what_exists(
             log.exception("claims of %s from the results that exist", slug)
             problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
         try:  # without claims, every reference of the paper is not-run
-            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, failed(slug))
+            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, unfinished(slug))
             scored_files.append(scored_file)
         except Exception as err:  # noqa: BLE001 - as above; the page shows no reference tables
             log.exception("scoring of %s", slug)

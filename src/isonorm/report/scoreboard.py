@@ -16,6 +16,8 @@ into the scoreboard.
 
 from __future__ import annotations
 
+import re
+
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -39,8 +41,8 @@ SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "sp
 SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
 # The scored rows' numbers; every other column but ``weak`` is text (a quantity named "1e3" stays a name).
 NUMBER_COLUMNS = ("reported", "reproduced", "spread", "tolerance")
-# The note of a row measured at the end of a run in which another job of its item failed (failed_rows).
-PART_MEASURED = "measured from the part of this item's results that exists: a job it needs failed in this run"
+# The note of a row measured at the end of a run in which another job of its item did not finish (unfinished_rows).
+PART_MEASURED = "measured from the part of this item's results that exists: a job it needs did not finish in this run"
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -228,18 +230,24 @@ def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
     return write_text_atomically(path, frame.loc[:, list(SCOREBOARD_COLUMNS)].to_csv(index=False))
 
 
-def failed_rows(frame: pd.DataFrame, failed: Mapping[str, str]) -> pd.DataFrame:
-    """``frame`` with the unmeasured rows (``not-run``; a smoke run's ``not-produced``) of each item in ``failed``
-    ({item id: cause}: a job it needs failed in this run, isonorm.items.failed_items) turned ``failed``, the cause in
-    the note: a failed measurement is a failure, not an item left out (docs/decisions/README.md, "Verdicts"). Rows
-    measured from the item's other results keep their verdict, and their note says that they were: a relation over
-    the item's data sets then holds for those that ran."""
+def unfinished_rows(frame: pd.DataFrame, unfinished: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """``frame`` with the unmeasured rows (``not-run``; a smoke run's ``not-produced``) of each item in
+    ``unfinished`` ({item id: {state, cause}}, isonorm.items.unfinished_items) saying why. A job of the item failed:
+    the rows turn ``failed`` (a failed measurement is a failure, docs/decisions/README.md, "Verdicts"). Its input
+    could not be made, or the run stopped before its job: the rows stay ``not-run``, the root cause in the note (the
+    item was not measured; what failed was another job, counted once as that job's failure). Rows measured from the
+    item's other results keep their verdict, and their note says so: a relation over the item's data sets then
+    holds for those that ran."""
     frame = frame.copy()
-    of_failed = frame["item"].isin(list(failed))
-    rows = of_failed & frame["verdict"].isin([NOT_RUN, NOT_PRODUCED])
-    frame.loc[rows, "verdict"] = FAILED
-    frame.loc[rows, "note"] = [f"the job failed in this run: {failed[item]}" for item in frame.loc[rows, "item"]]
-    measured = of_failed & ~rows
+    of_unfinished = frame["item"].isin(list(unfinished))
+    rows = of_unfinished & frame["verdict"].isin([NOT_RUN, NOT_PRODUCED])
+    for index in frame.index[rows]:
+        why = unfinished[frame.at[index, "item"]]
+        if why["state"] == "failed":
+            frame.at[index, "verdict"], frame.at[index, "note"] = FAILED, f"the job failed in this run: {why['cause']}"
+        else:
+            frame.at[index, "verdict"], frame.at[index, "note"] = NOT_RUN, f"not run in this run: {why['cause']}"
+    measured = of_unfinished & ~rows
     frame.loc[measured, "note"] = [f"{note}; {PART_MEASURED}" if note else PART_MEASURED
                                    for note in frame.loc[measured, "note"].fillna("")]
     return frame
@@ -355,9 +363,10 @@ def apart_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 def headline(frame: pd.DataFrame) -> str:
     """The index's headline: "<matches> of <scored> default rows match (<p> at the reference's precision, <n> within
-    its seed noise; <weak> weak); <mismatches> mismatch; <failed> failed; <inconclusive> inconclusive; alternatives
-    m/n; consistency m/n; fitted k" (scored = match, mismatch or failed, the rows the run decided; weak = weak
-    matches)."""
+    its seed noise; <weak> weak); <mismatches> mismatch; <failed> failed; <not run> not run (<k> of them: an input
+    could not be made, <root job> failed); <inconclusive> inconclusive; alternatives m/n; consistency m/n; fitted k"
+    (scored = match, mismatch or failed, the rows the run decided; weak = weak matches; a failed job's rows are
+    failed, an item whose input could not be made is not run, its root failure named once)."""
     counts = summarize_scoreboard(frame).loc["total"]
     if is_smoke(frame):
         return (f"Smoke run ({frame['preset'].iloc[0]} preset), not compared to the papers: {counts[COMPUTED]} of "
@@ -367,10 +376,28 @@ def headline(frame: pd.DataFrame) -> str:
     scored = int(sum(counts[v] for v in SCORED))
     return (f"{counts[MATCH]} of {scored} default rows match ({apart['precision']} at the reference's precision, "
             f"{apart['seed_noise']} within its seed noise; {apart['weak']} weak); {counts[MISMATCH]} mismatch; "
-            f"{counts[FAILED]} failed; "
+            f"{counts[FAILED]} failed; {counts[NOT_RUN]} not run{_blocked_by(headline_rows(frame))}; "
             f"{counts[INCONCLUSIVE]} inconclusive; "
             f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
             f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
+
+
+# The note unfinished_rows gives a row whose item could not run because an input of it was not made (a failed
+# download): "… it needs <the job at the root>, which failed: <its cause> …" (isonorm.run_status).
+_ROOT = re.compile(r"needs (\S+), which failed: ")
+
+
+def _blocked_by(frame: pd.DataFrame) -> str:
+    """`` (N of them: an input could not be made, <root job> failed[, and k other inputs])``, for the not-run rows
+    whose note names a failed root (unfinished_rows): the root failure is named once, the run's summary on the
+    index lists each with its cause."""
+    notes = _column(frame, "note")[frame["verdict"] == NOT_RUN].fillna("").astype(str)
+    roots = [found.group(1) for found in map(_ROOT.search, notes) if found]
+    if not roots:
+        return ""
+    distinct = list(dict.fromkeys(roots))
+    others = f", and {len(distinct) - 1} other input(s)" if len(distinct) > 1 else ""
+    return f" ({len(roots)} of them: an input could not be made, {distinct[0]} failed{others})"
 
 
 def match_rates(frame: pd.DataFrame) -> pd.DataFrame:

@@ -40,14 +40,15 @@ def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[s
 
 
 def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path,
-                 failed: Mapping[str, str] | None = None) -> None:
+                 unfinished: Mapping[str, Mapping[str, str]] | None = None) -> None:
     """``<RESULTS>/<slug>/scored.csv``: the paper's ``reference`` values scored against its ``claims`` files (none,
     or none that exists: every reference ``not-run``), as the scoreboard scores them (:func:`.scoreboard.score_files`,
-    a smoke run's rows for a preset other than the paper's). ``failed``: {item id: cause} of the items whose job
-    failed in this run (the end of a run that could not finish); their unmeasured rows say ``failed``."""
-    from .scoreboard import failed_rows, score_files, write_scored
+    a smoke run's rows for a preset other than the paper's). ``unfinished``: {item id: {state, cause}} of the items
+    this run did not finish (the end of a run that could not finish); their unmeasured rows say why
+    (:func:`.scoreboard.unfinished_rows`)."""
+    from .scoreboard import score_files, unfinished_rows, write_scored
 
-    write_scored(failed_rows(score_files([reference], claims, preset), failed or {}), output)
+    write_scored(unfinished_rows(score_files([reference], claims, preset), unfinished or {}), output)
 
 
 def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: str | Path, executed: str | Path,
