@@ -12,8 +12,9 @@ at-init jobs are grouped (and the plugin still runs a group's jobs one at a time
 job's CPUs, memory and time, a training runs torch on the CPUs it was given, and the paper's page and tables are
 the local quick run's. Beside that run, a training whose first attempt's time limit (1 minute) is shorter than its
 work is killed by SLURM and, resubmitted, resumes from its checkpoint and finishes. The daemons the script started
-are stopped by PID at the end, whether the test passed or not. Skipped, with the reason, without root or when the
-packages cannot be installed; the README section "Running on a cluster" describes the same commands.
+are stopped by PID at the end, whether the test passed or not. It runs only when asked (ISONORM_SLURM_TEST=1, which
+.ci/run sets: it changes the machine outside the checkout); skipped, with the reason, without that, without root, or
+when the packages cannot be installed; the README section "Running on a cluster" describes the same commands.
 """
 
 from __future__ import annotations
@@ -74,12 +75,17 @@ RESUME_LOG = "logs/resume/daneshmand2021/fig4b-depth10.log"
 RESUME_TIMEOUT = 1500  # seconds until the resumed attempt finished: 5 to 7 min beside the quick run; its upper bound,
                       # were the priority raise below to fail, is the quick run's time plus that
 FIRST_EPOCH_WAIT = 240  # seconds; about 30 on the idle CI machine
+ASK = "ISONORM_SLURM_TEST"  # the one switch that lets this module change the machine (.ci/run sets it)
 RESUME_PRIORITY = 4294967000  # above the quick run's jobs (SLURM's basic priority: the earlier submitted, the higher)
 
 
 @pytest.fixture(scope="module")
 def local_slurm():
-    """A running single-node SLURM; yields its state folder (logs under log/). Stopped by PID afterwards."""
+    """A running single-node SLURM; yields its state folder (logs under log/). Stopped by PID afterwards. Only when
+    asked (ASK): it installs packages and starts daemons system-wide, which a bare `pytest` must never do."""
+    if os.environ.get(ASK) != "1":
+        pytest.skip(f"the live SLURM test installs and starts slurm and munge system-wide: set {ASK}=1 to run it "
+                    "(.ci/run does)")
     if os.geteuid() != 0:
         pytest.skip("needs root: .ci/slurm/local-slurm.sh installs slurm and munge with apt-get and starts them")
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
