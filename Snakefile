@@ -11,7 +11,8 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from isonorm.config_check import ConfigSources, check_config, check_papers
+from isonorm.config_check import (ConfigSources, check_config, check_dataset_sizes, check_local_sources,
+                                  check_papers)
 from isonorm.user_errors import told_briefly
 
 min_version("9.0")
@@ -21,9 +22,15 @@ configfile: "config.yaml"
 
 
 with told_briefly():  # a config error: its cause and fix in a few lines, no traceback (isonorm.user_errors)
-    check_config(config, "schemas/config.schema.yaml", ConfigSources.of(workflow),
+    CONFIG_SOURCES = ConfigSources.of(workflow)
+    check_config(config, "schemas/config.schema.yaml", CONFIG_SOURCES,
                  verbose=workflow.output_settings.verbose, defaults="config.yaml")
-    PAPERS = check_papers(config)  # the config's `papers:`, in the report's order, each with its section and files
+    PAPERS = check_papers(config, sources=CONFIG_SOURCES)  # the config's `papers:`, in the report's order
+    check_dataset_sizes(config, CONFIG_SOURCES)
+    # the pre-staged copies are read by the fetch jobs, which run on this host (rules/data.smk: localrule); a cluster
+    # job parses this file again on a node that need not see them
+    if workflow.is_main_process:
+        check_local_sources(config, CONFIG_SOURCES)
 
 
 report: "rules/workflow.rst"

@@ -11,11 +11,13 @@ import yaml
 from snakemake.utils import update_config  # how Snakemake merges config files and --config, key by key
 
 from conftest import REPO, snakemake
-from isonorm.config_check import ConfigError, ConfigSources, check_config, check_papers, shape_of, source_of
+from isonorm.config_check import (ConfigError, ConfigSources, check_config, check_dataset_sizes, check_local_sources,
+                                  check_papers, shape_of, source_of)
+from isonorm.user_errors import MAX_LINES
 
 SCHEMA = REPO / "schemas" / "config.schema.yaml"
 BASE = yaml.safe_load((REPO / "config.yaml").read_text())
-MAX_LINES = 15
+SCREEN_LINES = 15  # the whole output of a dry run stopped by a config error, Snakemake's own lines included
 
 
 @pytest.fixture
@@ -106,7 +108,8 @@ def test_sources_of_a_workflow_put_command_line_files_last(files):
 
 def test_at_most_three_errors_then_a_count_and_the_log(files):
     text = message(files, cli={f"bogus{i}": i for i in range(5)})
-    assert text.count("unknown key") == 3 and "(2 more)" in text
+    assert text.count("unknown key") == 3 and "…and 2 more. Edit the file" in text
+    assert len(text.splitlines()) == MAX_LINES  # the count shares the fix's line (isonorm.user_errors.MAX_LINES)
     log = files / "logs" / "config_check.log"
     assert str(log) in text and "Failed validating 'additionalProperties'" in log.read_text()
 
@@ -129,7 +132,7 @@ def lines_of(done) -> list[str]:
 def test_misspelt_top_level_key_on_the_command_line(workflow_dir):
     done = snakemake(workflow_dir, "-n", "--config", "devise=cpu")
     lines = lines_of(done)
-    assert done.returncode != 0 and len(lines) <= MAX_LINES, "\n".join(lines)
+    assert done.returncode != 0 and len(lines) <= SCREEN_LINES, "\n".join(lines)
     assert any("'devise'" in line and "did you mean 'device'?" in line for line in lines), "\n".join(lines)
     assert (workflow_dir / "logs" / "config_check.log").is_file()
 
@@ -140,7 +143,7 @@ def test_misspelt_nested_key_in_a_config_file(workflow_dir, tmp_path):
     bad.write_text(yaml.safe_dump({"meterez2024": {"training": {"epocs": 3}}}))
     done = snakemake(workflow_dir, "-n", "--configfile", str(bad))
     lines = lines_of(done)
-    assert done.returncode != 0 and len(lines) <= MAX_LINES, "\n".join(lines)
+    assert done.returncode != 0 and len(lines) <= SCREEN_LINES, "\n".join(lines)
     assert any("'epocs'" in line and "did you mean 'epochs'?" in line and str(bad) in line for line in lines), \
         "\n".join(lines)
     assert "Job stats" not in done.stdout + done.stderr  # stopped at parse time, before any DAG or job
@@ -202,14 +205,100 @@ def test_shape_of_follows_the_defaults_types():
     assert shape_of(True) == {"type": "boolean"}
 
 
+def paper_files(root: Path, *slugs: str) -> Path:
+    """Empty notebooks/<slug>.py and notebooks/reference/<slug>.yaml under ``root`` (a rules file only if not all
+    plain)."""
+    for slug in slugs:
+        for name in (f"notebooks/{slug}.py", f"notebooks/reference/{slug}.yaml"):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("")
+    return root
+
+
 def test_a_listed_paper_needs_its_section_and_files(tmp_path):
-    for name in ("notebooks/lu2024.py", "notebooks/reference/lu2024.yaml"):  # a rules file only if not all plain
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("")
+    paper_files(tmp_path, "lu2024")
+    (tmp_path / "notebooks/smith2099.py").write_text("")  # begun, after docs/adding.md: incomplete, not unknown
     assert check_papers({"papers": ["lu2024"], "lu2024": {}}, tmp_path) == ["lu2024"]
     with pytest.raises(ConfigError) as caught:
         check_papers({"papers": ["lu2024", "smith2099"], "lu2024": {}}, tmp_path)
     text = str(caught.value)
-    assert "smith2099: no `smith2099:` section in the config" in text
-    assert "smith2099: notebooks/smith2099.py does not exist" in text and "docs/adding.md" in text
-    assert "rules/" not in text
+    assert ("smith2099: no `smith2099:` section in the config; notebooks/reference/smith2099.yaml does not exist"
+            in text and "docs/adding.md" in text)
+    assert "rules/" not in text and len(text.splitlines()) <= MAX_LINES
+
+
+def test_an_unknown_paper_names_the_nearest_and_the_papers_there_are(tmp_path):
+    paper_files(tmp_path, "lu2024", "meterez2024")
+    sources = ConfigSources(cli={"papers": ["lu2042"]})
+    with pytest.raises(ConfigError) as caught:
+        check_papers({"papers": ["lu2042"]}, tmp_path, sources)
+    assert str(caught.value).splitlines() == [
+        "unknown paper 'lu2042' under `papers:` (set in --config) — did you mean 'lu2024'?",
+        "(papers of this workflow: lu2024, meterez2024; adding one: docs/adding.md)"]
+    with pytest.raises(ConfigError, match=r"unknown paper 'Lu 2024' .*\n\(papers of this workflow"):
+        check_papers({"papers": ["Lu 2024"], "Lu 2024": {}}, tmp_path)  # not a slug: no paper, whatever it has
+
+
+def test_many_unknown_papers_fit_the_lines(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        check_papers({"papers": [f"x{i}" for i in range(6)]}, paper_files(tmp_path, "lu2024"))
+    lines = str(caught.value).splitlines()
+    assert len(lines) == MAX_LINES and lines[-1].startswith("…and 3 more. (papers of this workflow: lu2024;")
+
+
+# --- data sets and checkpoints of `source: local`: their pre-staged copy, before any job -------------------
+
+
+def local(section: str, name: str, path, root: Path) -> dict:
+    """A config holding the one entry ``name`` under ``section`` (`datasets`, `models`, …) with source local."""
+    group = "checkpoints" if section == "models" else "data"
+    return {group: {"root": str(root), section: {name: {"source": "local", "path": path}}}}
+
+
+def test_a_local_path_that_does_not_exist_names_its_key_path_and_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sources = ConfigSources(cli={"data": {"corpora": {"wikitext2": {"path": "staged/wt2"}}}})
+    with pytest.raises(ConfigError) as caught:
+        check_local_sources(local("corpora", "wikitext2", "staged/wt2", tmp_path / "data"), sources)
+    text = str(caught.value)
+    assert f"data: corpora: wikitext2: path: staged/wt2 does not exist in {tmp_path} (set in --config)" in text
+    assert "Set `path:` to the pre-staged copy" in text and len(text.splitlines()) <= MAX_LINES
+    (tmp_path / "staged/wt2").mkdir(parents=True)  # the corpus's files are its fetch job's to check
+    check_local_sources(local("corpora", "wikitext2", "staged/wt2", tmp_path / "data"), sources)
+
+
+def test_a_local_entry_without_a_path_and_a_missing_checkpoint_folder(tmp_path):
+    config = {**local("models", "gpt2", str(tmp_path / "gpt2"), tmp_path / "ckpt"),
+              **local("instructions", "alpaca", None, tmp_path / "data")}
+    with pytest.raises(ConfigError) as caught:
+        check_local_sources(config)
+    text = str(caught.value)
+    assert "data: instructions: alpaca: path: not set" in text
+    assert f"checkpoints: models: gpt2: path: {tmp_path / 'gpt2'} does not exist" in text
+
+
+def test_a_local_data_set_outside_torchvisions_layout_names_the_missing_files(tmp_path):
+    (tmp_path / "staged").mkdir()
+    with pytest.raises(ConfigError, match=r"data: datasets: mnist: path: .*lacks 4 file\(s\): train-images-idx3"):
+        check_local_sources(local("datasets", "mnist", str(tmp_path / "staged"), tmp_path / "data"))
+
+
+def test_a_fetched_local_entry_needs_its_copy_no_more(tmp_path):
+    (tmp_path / "data/mnist").mkdir(parents=True)
+    (tmp_path / "data/mnist/.ready").write_text("{}")  # isonorm.sources.fetch stops at a complete marker
+    check_local_sources(local("datasets", "mnist", str(tmp_path / "gone"), tmp_path / "data"))
+
+
+def test_a_size_under_a_real_source_names_both_settings_and_their_files(files):
+    (files / "preset.yaml").write_text(yaml.safe_dump({"data": {"datasets": {"mnist": {"n_train": 10, "n_test": 5}}}}))
+    sources = ConfigSources(files=[files / "config.yaml", files / "preset.yaml"],
+                            cli={"data": {"datasets": {"mnist": {"source": "local"}}}})
+    config = {"data": {"datasets": {"mnist": {"source": "local", "path": "x", "n_train": 10, "n_test": 5},
+                                    "cifar10": {"source": "synthetic", "n_train": 10}}}}
+    with pytest.raises(ConfigError) as caught:
+        check_dataset_sizes(config, sources)
+    text = str(caught.value)
+    assert ("data: datasets: mnist: n_train: 10, n_test: 5 (set in preset.yaml) size the synthetic stand-in, but the "
+            "source is 'local' (set in --config)") in text
+    assert "n_train: null, n_test: null" in text and "cifar10" not in text
+    check_dataset_sizes({"data": {"datasets": {"mnist": {"source": "local", "n_train": None}}}})

@@ -17,17 +17,19 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import jsonschema
 import yaml
 
 from .atomic import write_text_atomically
+from .callables import resolve
 from .outputs import is_paper_slug
-from .user_errors import UserError
+from .sources.marker import marker_path
+from .user_errors import MAX_LINES, UserError
 
 LOG_PATH = Path("logs/config_check.log")  # fixed: the preset, which picks logs/<preset>/, may itself be wrong
-SHOWN_ERRORS = 3
+SHOWN_ERRORS = MAX_LINES - 2  # a header line above the problems and the fix below them (isonorm.user_errors)
 CLI = "--config"  # where a value set on the command line comes from
 JSON_TYPES = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
               "array": "a list", "object": "a mapping (key: value)", "null": "null"}
@@ -116,34 +118,138 @@ def shape_of(default: Any) -> dict[str, Any]:
     return {"type": "string"}
 
 
-def check_papers(config: Mapping[str, Any], workflow_dir: str | Path = ".") -> list[str]:
-    """The papers a run makes (``papers:``), each checked for its section and its files; a ConfigError names
-    what is missing and the recipe (docs/adding.md)."""
+def check_papers(config: Mapping[str, Any], workflow_dir: str | Path = ".",
+                 sources: ConfigSources = ConfigSources()) -> list[str]:
+    """The papers a run makes (``papers:``). A name that is no paper of this workflow is told as such, with the
+    nearest one; a paper that has some of its parts but not all is told what it lacks and the recipe
+    (docs/adding.md, "A new paper"); either a ConfigError of at most MAX_LINES lines."""
     papers = list(config["papers"])
     root = Path(workflow_dir)
-    missing = [f"{slug}: no `{slug}:` section in the config" for slug in papers if slug not in config]
-    for slug in papers:
-        # rules/<slug>.smk is optional: a paper of plain items only has none (isonorm.items.Item.plain)
-        for name in (f"notebooks/{slug}.py", f"notebooks/reference/{slug}.yaml"):
-            if not (root / name).is_file():
-                missing.append(f"{slug}: {name} does not exist")
-    if missing:
-        raise ConfigError("a paper listed under `papers:` is incomplete:\n" + "\n".join(f"  - {m}" for m in missing)
-                          + "\nAdd what is missing (docs/adding.md, \"Adding a paper\") or take the paper off "
-                            "`papers:`.")
+    parts = {slug: paper_parts(slug, config, root) for slug in papers}
+    unknown = [slug for slug in papers if not is_paper_slug(slug) or not any(parts[slug].values())]
+    if unknown:
+        raise ConfigError(unknown_papers(unknown, workflow_papers(root), source_of(["papers"], sources)))
+    incomplete = [f"{slug}: " + "; ".join(missing for missing, present in parts[slug].items() if not present)
+                  for slug in papers if not all(parts[slug].values())]
+    if incomplete:
+        raise ConfigError(listing("a paper listed under `papers:` is incomplete:", incomplete,
+                                  'Add what is missing (docs/adding.md, "A new paper") or take the paper off '
+                                  "`papers:`."))
     return papers
+
+
+def unknown_papers(unknown: Sequence[str], known: Sequence[str], source: str) -> str:
+    """``unknown paper 'lu2042' under `papers:` … — did you mean 'lu2024'?`` (one line a paper when several), then
+    the papers there are and how to add one."""
+    where = f"under `papers:` (set in {source})"
+    footer = f"(papers of this workflow: {', '.join(known)}; adding one: docs/adding.md)"
+    if len(unknown) == 1:
+        return f"unknown paper {unknown[0]!r} {where}{did_you_mean(unknown[0], known)}\n{footer}"
+    return listing(f"unknown papers {where}:", [f"{slug!r}{did_you_mean(slug, known)}" for slug in unknown], footer)
+
+
+def paper_parts(slug: str, config: Mapping[str, Any], root: Path) -> dict[str, bool]:
+    """{what a missing part is called: whether the paper has it} for the parts every paper has (docs/adding.md;
+    rules/<slug>.smk is optional: a paper of plain items only has none, isonorm.items.Item.plain)."""
+    return {f"no `{slug}:` section in the config": slug in config,
+            **{f"{name} does not exist": (root / name).is_file()
+               for name in (f"notebooks/{slug}.py", f"notebooks/reference/{slug}.yaml")}}
+
+
+def workflow_papers(root: Path) -> list[str]:
+    """The papers of this workflow: each has its reference, notebooks/reference/<slug>.yaml (docs/adding.md)."""
+    return sorted(p.stem for p in (root / "notebooks" / "reference").glob("*.yaml") if is_paper_slug(p.stem))
+
+
+# The config sections whose entries the fetch rules stage into `<root>/<name>/` (rules/data.smk), and the function
+# that knows the layout of a section's pre-staged copies, where there is one (docs/data.md, "Data already on disk").
+FETCHED = ("data", "checkpoints")
+LAYOUTS = {("data", "datasets"): "isonorm.data.local:layout_problem"}
+LOCAL_FIX = ('Set `path:` to the pre-staged copy, or choose another `source:` (docs/data.md, "Pre-staging for '
+             'offline machines").')
+
+
+def check_local_sources(config: Mapping[str, Any], sources: ConfigSources = ConfigSources(),
+                        layouts: Mapping[tuple[str, str], str] = LAYOUTS) -> None:
+    """Every ``source: local`` entry not fetched yet names a ``path`` that exists and, where ``layouts`` knows its
+    section, holds its layout; else a ConfigError naming each entry's key, its path and the fix. Its fetch job would
+    find the same later, among Snakemake's lines about the failed job; a fetched entry reads its path no more
+    (isonorm.sources.fetch stops at a complete marker), so a copy removed since stops nothing."""
+    problems = []
+    for key, entry, folder in local_entries(config):
+        if marker_path(folder).is_file():
+            continue
+        problem = staged_problem(key, entry.get("path"), layouts)
+        if problem:
+            cause = [*key, "path" if entry.get("path") is not None else "source"]
+            problems.append(f"{key_path(key)}: path: {problem} (set in {source_of(cause, sources)})")
+    if problems:
+        raise ConfigError(listing("a `source: local` entry cannot be staged:", problems, LOCAL_FIX))
+
+
+def local_entries(config: Mapping[str, Any]) -> Iterator[tuple[list[str], Mapping[str, Any], Path]]:
+    """(key path, entry, the folder its fetch writes) of each ``source: local`` entry of the :data:`FETCHED`
+    sections: `data: datasets: mnist:`, `checkpoints: models: gpt2:`, …, each fetched into its root."""
+    for group in FETCHED:
+        settings = config.get(group) or {}
+        for section, entries in settings.items():
+            for name, entry in (entries.items() if isinstance(entries, Mapping) else ()):
+                if isinstance(entry, Mapping) and entry.get("source") == "local":
+                    yield [group, section, name], entry, Path(settings["root"], name)
+
+
+def staged_problem(key: Sequence[str], path: str | None, layouts: Mapping[tuple[str, str], str]) -> str | None:
+    """What is wrong with the pre-staged ``path`` of the entry at ``key``, in a few words (None: nothing we can
+    tell before its fetch). Read as the fetch job reads it (isonorm.sources.staging.staged_folder): ``~`` expanded,
+    a relative path from the working directory, which Snakemake gives its jobs and this process alike."""
+    if path is None:
+        return "not set, and source `local` stages the copy it names"
+    staged = Path(path).expanduser()
+    if not staged.exists():
+        return f"{path} does not exist" + ("" if staged.is_absolute() else f" in {Path.cwd()}")
+    check = layouts.get((key[0], key[1]))
+    return resolve(check)(key[2], staged) if check else None
+
+
+# The sizes of a data set's synthetic stand-in, which a real source refuses (isonorm.data.fetch.dataset_request).
+SYNTHETIC_SIZES = ("n_train", "n_test")
+
+
+def check_dataset_sizes(config: Mapping[str, Any], sources: ConfigSources = ConfigSources()) -> None:
+    """No data set of a real source is given a size; else a ConfigError naming the keys, the files that set them,
+    the source and the fix. Snakemake merges config files key by key, so the quick preset's sizes stay under a
+    `source: local` given after it; without this check its fetch job would stop, in the library's words."""
+    problems = []
+    for name, entry in (config["data"].get("datasets") or {}).items():
+        sized = {key: entry[key] for key in SYNTHETIC_SIZES if entry.get(key) is not None}
+        if sized and entry.get("source") != "synthetic":
+            where = ["data", "datasets", name]
+            given = ", ".join(f"{key}: {value}" for key, value in sized.items())
+            files = ", ".join(dict.fromkeys(source_of([*where, key], sources) for key in sized))
+            problems.append(f"{key_path(where)}: {given} (set in {files}) size the synthetic stand-in, but the source "
+                            f"is {entry.get('source')!r} (set in {source_of([*where, 'source'], sources)}), which "
+                            "reads the whole data set")
+    if problems:
+        raise ConfigError(listing("a data set of a real source is given a size:", problems,
+                                  "Set them to null beside that `source:`, in a config file given last (--config "
+                                  "reads a nested null as text): `n_train: null, n_test: null`; or use `source: "
+                                  "synthetic`."))
 
 
 def config_error_message(errors: Sequence[jsonschema.ValidationError], sources: ConfigSources,
                          schema_path: str | Path, log_path: str | Path) -> str:
-    """The first :data:`SHOWN_ERRORS` problems, one line each, then ``(N more)`` and where the detail is."""
+    """The first :data:`SHOWN_ERRORS` problems, one line each, then how many more and where the detail is."""
     problems = [line for error in errors for line in describe(error, sources)]
-    lines = [f"the configuration does not match {schema_path}:"]
-    lines += [f"  - {p}" for p in problems[:SHOWN_ERRORS]]
-    if len(problems) > SHOWN_ERRORS:
-        lines.append(f"  ({len(problems) - SHOWN_ERRORS} more)")
-    lines.append(f"Edit the file named in brackets; full detail in {log_path} (also printed with --verbose).")
-    return "\n".join(lines)
+    return listing(f"the configuration does not match {schema_path}:", problems,
+                   f"Edit the file named in brackets; full detail in {log_path} (also printed with --verbose).")
+
+
+def listing(header: str, problems: Sequence[str], fix: str) -> str:
+    """``header``, the first :data:`SHOWN_ERRORS` problems one line each, and ``fix``, opened by how many more
+    there are: at most MAX_LINES lines however many problems (isonorm.user_errors)."""
+    more = len(problems) - SHOWN_ERRORS
+    return "\n".join([header, *(f"  - {p}" for p in problems[:SHOWN_ERRORS]),
+                      (f"…and {more} more. " if more > 0 else "") + fix])
 
 
 def describe(error: jsonschema.ValidationError, sources: ConfigSources) -> list[str]:
@@ -176,10 +282,15 @@ def describe(error: jsonschema.ValidationError, sources: ConfigSources) -> list[
 def unknown_key(key: str, parent: list, known: Iterable[str], sources: ConfigSources) -> str:
     known = [str(k) for k in known]
     where = f"under {key_path(parent)}:" if parent else "at the top level"
-    close = nearest(str(key), known)
-    hint = (f"did you mean {' or '.join(repr(k) for k in close)}?" if close
-            else f"valid keys: {', '.join(known[:8])}{', …' if len(known) > 8 else ''}")
-    return f"unknown key {key!r} {where} — {hint} (in {source_of([*parent, key], sources)})"
+    hint = (did_you_mean(str(key), known) or
+            f" — valid keys: {', '.join(known[:8])}{', …' if len(known) > 8 else ''}")
+    return f"unknown key {key!r} {where}{hint} (in {source_of([*parent, key], sources)})"
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """`` — did you mean 'x'?`` for the nearest of ``known``, or nothing when none is near."""
+    close = nearest(name, known)
+    return f" — did you mean {' or '.join(map(repr, close))}?" if close else ""
 
 
 def nearest(key: str, known: Sequence[str], margin: float = 0.1) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..sources import link_or_copy, staged_folder
-from .registry import DatasetSpec
+from .registry import DatasetSpec, dataset_spec
 
 
 def locate_layout(spec: DatasetSpec, staged: Path) -> Path:
@@ -21,6 +21,25 @@ def locate_layout(spec: DatasetSpec, staged: Path) -> Path:
     return staged
 
 
+def missing_layout(spec: DatasetSpec, layout_dir: Path) -> str | None:
+    """``<layout_dir> for <name> lacks N file(s): …`` and where ``path:`` may point; None when nothing is missing."""
+    missing = spec.missing_files(layout_dir)
+    if not missing:
+        return None
+    return (f"{layout_dir} for {spec.name} lacks {len(missing)} file(s): {', '.join(missing)}. `path:` may name the "
+            f"torchvision root (holding `{spec.layout}/`) or that folder itself")
+
+
+def layout_problem(name: str, staged: Path) -> str | None:
+    """What keeps the existing ``staged`` from being data set ``name`` in torchvision's layout (None: nothing).
+    Asked by the config check (isonorm.config_check.check_local_sources) before any job, so that a folder staged
+    wrong stops the run at once rather than when its fetch job runs; the same words as :func:`stage_local`."""
+    spec = dataset_spec(name)
+    if not staged.is_dir():
+        return f"{staged} for {name} is not a folder"
+    return missing_layout(spec, locate_layout(spec, staged))
+
+
 def stage_local(spec: DatasetSpec, staged: Path, dataset_dir: Path) -> None:
     """Check that ``staged`` holds every file of ``spec`` and link/copy them to ``dataset_dir/<layout>``."""
     staged = staged_folder(
@@ -29,13 +48,11 @@ def stage_local(spec: DatasetSpec, staged: Path, dataset_dir: Path) -> None:
         f"holds `{spec.layout}/`), or use source `torchvision` / `synthetic`.",
     )
     layout_dir = locate_layout(spec, staged)
-    missing = spec.missing_files(layout_dir)
+    missing = missing_layout(spec, layout_dir)
     if missing:
         raise FileNotFoundError(
-            f"local data folder {layout_dir} for {spec.name} lacks {len(missing)} file(s): {', '.join(missing)}. "
-            f"`path:` may name the torchvision root (holding `{spec.layout}/`) or that folder itself. "
-            f"Stage the complete layout ({', '.join(spec.required_files())}), e.g. by copying the root of a "
-            "torchvision download, and run again."
+            f"local data folder {missing}. Stage the complete layout ({', '.join(spec.required_files())}), e.g. "
+            "by copying the root of a torchvision download, and run again."
         )
     target_dir = dataset_dir / spec.layout
     target_dir.mkdir(parents=True, exist_ok=True)
