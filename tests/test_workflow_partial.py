@@ -1,16 +1,24 @@
 """Integration: a run that cannot get everything still ends with a full report, and the same command finishes it.
 
-lu2024 under the quick preset, in a copy of the workflow whose own src/ is imported (PYTHONPATH), with two faults
+lu2024 under the quick preset, in a copy of the workflow whose own src/ is imported (PYTHONPATH), with three faults
 planted: the WikiText-2 corpus switched to its Hugging Face source on a machine that is offline (HF_HUB_OFFLINE=1,
-an empty cache), so its fetch fails and the Table-5 transformer cannot train; and App. Table 4's training made to
-raise. Then the faults are removed and the command given again. Also: what a run plans on a machine without a GPU
-(dry runs of the paper configuration, the GPUs hidden).
+an empty cache), so its fetch fails and the Table-5 transformer cannot train; App. Table 4's training made to
+raise; and Table 1's SGD job killed once (SIGKILL: no record, no traceback, as the kernel's OOM killer or a lost node
+leaves it). Then the faults are removed and the command given again. Then Ctrl-C of the whole run while a training
+job runs (the terminal's SIGINT to the run's process group), and the same command again. Each resumed run ends with
+rc 0, its results and scored rows byte-identical to those of the session's clean quick run (conftest ``quick_run``).
+Also: what a run plans on a machine without a GPU (dry runs of the paper configuration, the GPUs hidden).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +46,37 @@ def plant_fault(workdir: Path) -> Path:
     return module
 
 
+def plant_once(workdir: Path, condition: str, statement: str, name: str) -> Path:
+    """In trained_nets.fnn, for the jobs where ``condition`` holds (on its arguments): ``statement``, once (a marker,
+    ``struck-<name>`` beside the workflow copy, records that it struck), as a node failure strikes. Returns the
+    marker."""
+    module = workdir / "src" / "isonorm" / "experiments" / "lu2024" / "trained_nets.py"
+    text = module.read_text(encoding="utf-8")
+    anchor = re.search(r"def fnn\(.*?\) -> pd\.DataFrame:\n\s+\"\"\".*?\"\"\"\n", text, re.S)
+    marker = workdir / f"struck-{name}"
+    planted = (f'    if {condition} and not __import__("os").path.exists("{marker}"):\n'
+               f'        open("{marker}", "w").close()\n'
+               f"        {statement}\n")
+    module.write_text(text[:anchor.end()] + planted + text[anchor.end():], encoding="utf-8")
+    return marker
+
+
+def results_files(workdir: Path) -> dict[str, bytes]:
+    """Every results file of lu2024 (its jobs' Parquet files, its claims and its scored rows), by path."""
+    root = workdir / QUICK["results"] / "lu2024"
+    return {str(f.relative_to(root)): f.read_bytes() for f in sorted([*root.rglob("*.parquet"), root / "scored.csv"])}
+
+
+def assert_equal_to_clean_run(workdir: Path, clean: Path) -> None:
+    """lu2024's results files and scored rows, and its rows of the scoreboard, byte for byte those of a clean run."""
+    resumed, reference = results_files(workdir), results_files(clean)
+    assert sorted(resumed) == sorted(reference)
+    assert not [name for name in reference if resumed[name] != reference[name]], "results differ from a clean run's"
+    board = (workdir / QUICK["results"] / "scoreboard.csv").read_text(encoding="utf-8").splitlines()
+    clean_board = (clean / QUICK["results"] / "scoreboard.csv").read_text(encoding="utf-8").splitlines()
+    assert board == [clean_board[0], *(row for row in clean_board[1:] if row.startswith("lu2024,"))]
+
+
 def not_run_section(page: str, item: str) -> str:
     """The item's "not run" placeholder up to its reason (nbconvert may reorder the attributes)."""
     found = re.search(rf'<section class="item not-run" id="{item}">.*?</p>', page, re.S) or re.search(
@@ -51,6 +90,8 @@ def partial_run(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("partial"))
     original = (workdir / "src/isonorm/experiments/lu2024/trained_nets.py").read_text(encoding="utf-8")
     plant_fault(workdir)
+    plant_once(workdir, 'item == "table1" and optimizer == "sgd"', '__import__("os").kill(__import__("os").getpid(), 9)',
+               "kill")
     (workdir / "offline.yaml").write_text("data:\n  corpora:\n    wikitext2: {source: huggingface}\n")
     env = {"PYTHONPATH": str(workdir / "src"), "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(workdir / "hf-cache")}
     done = snakemake(workdir, *RUN, env=env)
@@ -77,7 +118,11 @@ def test_every_page_is_written_and_the_missing_items_say_why(partial_run):
     apptable4_rows = board[board["item"] == "lu2024-apptable4"]
     assert len(apptable4_rows) and set(apptable4_rows.verdict) == {"failed"}, apptable4_rows
     assert all("lu2024_apptable4 failed: RuntimeError" in note for note in apptable4_rows.note)
-    assert "failed" in set(board[board["item"] == "lu2024-table5"].verdict)  # its part (a) could not train
+    # its part (a) could not train, its corpus not fetched: not run, the root failure named (not a failure of its own)
+    table5 = board[(board["item"] == "lu2024-table5") & board.note.str.contains("wikitext2", na=False)]
+    assert len(table5) and set(table5.verdict) == {"not-run"}, board[board["item"] == "lu2024-table5"]
+    assert all("needs fetch_data[name=wikitext2], which failed: HubUnreachableError" in note for note in table5.note)
+    assert "failed" not in set(board[board["item"] == "lu2024-table5"].verdict)
     assert not (board[board["item"] == "lu2024-table1"].verdict == "failed").any()  # what ran is not touched
 
 
@@ -89,6 +134,8 @@ def test_the_run_ends_with_a_summary_on_the_terminal_and_the_index(partial_run):
     # its two jobs failed alike: one line (isonorm.run_status.summary_lines)
     assert re.search(r"failed: lu2024_apptable4 × 2 \(variant=\w+, variant=\w+\), alike: RuntimeError: planted", summary)
     assert "not run, an input missing: 1 job(s) after fetch_data[name=wikitext2]." in summary
+    assert "failed: lu2024_table1[optimizer=sgd]: it ended without finishing or a record of why (killed" in summary
+    assert "Traceback" not in done.stderr
     assert "report: report/quick/index.html" in summary and "to finish: fix the causes above" in summary
     assert done.stderr.count("planted: App. Table 4 cannot train") <= 2 * 2  # each job's: at failure, in summary
     index = (workdir / QUICK["report"] / "index.html").read_text(encoding="utf-8")
@@ -96,7 +143,7 @@ def test_the_run_ends_with_a_summary_on_the_terminal_and_the_index(partial_run):
     assert "failed: lu2024_apptable4" in this_run and "to finish:" in this_run
 
 
-def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run):
+def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run, quick_run):
     workdir, _, original, env = partial_run
     (workdir / "src/isonorm/experiments/lu2024/trained_nets.py").write_text(original, encoding="utf-8")
     (workdir / "offline.yaml").write_text("{}\n")
@@ -106,6 +153,34 @@ def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run):
     page = (workdir / QUICK["report"] / "lu2024.html").read_text(encoding="utf-8")
     assert 'class="item not-run"' not in page
     assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log") is None
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", again.stdout + again.stderr, re.M))
+    assert {"lu2024_table1", "lu2024_apptable4", "paper_claims"} <= ran and "lu2024_fig1" not in ran, ran
+    assert_equal_to_clean_run(workdir, quick_run)
+
+
+def test_ctrl_c_stops_the_run_once_and_the_same_command_resumes_it(partial_run, quick_run):
+    workdir, _, _, env = partial_run
+    # Work for the run: two results and the scored rows made from them gone (those too, or Snakemake, deciding from
+    # the targets down, would find the report up to date and look no further)
+    for name in ("apptable4/original.parquet", "table1/sgd.parquet", "scored.csv"):
+        (workdir / QUICK["results"] / "lu2024" / name).unlink()
+    started = plant_once(workdir, 'item == "apptable4"', '__import__("time").sleep(600)', "sleep")
+    run = subprocess.Popen([sys.executable, "-m", "snakemake", *RUN], cwd=workdir, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, **env}, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not started.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert started.exists(), "the planted training job never started"
+    time.sleep(1)
+    os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C on a terminal sends: the whole foreground process group
+    _, err = run.communicate(timeout=600)
+    assert run.returncode != 0
+    assert err.count("stopped: the run was stopped (Ctrl-C)") == 1, err[-4000:]
+    assert "resume it with `" in err and "not finished:" not in err and "KeyboardInterrupt" not in err, err[-4000:]
+    again = snakemake(workdir, *RUN, env=env)
+    assert again.returncode == 0 and "have their results: all of them." in again.stderr, again.stderr[-4000:]
+    assert re.search(r"^(?:local)?rule lu2024_apptable4:", again.stdout + again.stderr, re.M)
+    assert_equal_to_clean_run(workdir, quick_run)
 
 
 def test_a_nan_in_a_job_result_is_the_smoke_runs_failure(partial_run):
