@@ -23,6 +23,7 @@ from isonorm.run_status import (
     record_failure,
     summary_lines,
 )
+from isonorm.user_errors import MAX_LINES, brief
 from isonorm.workflow import logged_job
 
 
@@ -129,8 +130,12 @@ def test_no_gpu_here_plans_no_training_and_says_how_to_train_anyway(no_gpu):
 
 
 def test_cuda_without_a_gpu_stops_before_any_job(no_gpu):
-    with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` to train on the CPU on purpose"):
-        plan(device="cuda").check()
+    with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` trains on the CPU on purpose") as stop:
+        plan(device="cuda:1").check()
+    lines = brief(stop.value).splitlines()  # as the terminal shows it: the cause first, then the fixes
+    assert len(lines) <= MAX_LINES and max(map(len, lines)) <= 110, lines
+    assert lines[0].startswith("error: config `device: cuda:1`, but this machine has no GPU")
+    assert [line.split("`")[1] for line in lines[2:4]] == ["--config device=auto", "--config device=cpu"]
     RunPlan.of({"device": "cuda", "compute": "all"}, local=False).check()  # the nodes have one: no error
 
 

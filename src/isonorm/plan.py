@@ -67,13 +67,14 @@ class RunPlan:
     def check(self) -> None:
         """``device: cuda`` (or ``cuda:N``) in a local run on a machine without a GPU: stop before any job."""
         if self.local and self.device.startswith("cuda") and not self.gpu_here:
-            raise DeviceUnavailableError(
-                f"config `device: {self.device}`, but this machine has no GPU (no NVIDIA driver lists one, or "
-                "CUDA_VISIBLE_DEVICES hides them all), so every training job would fail when it starts. Use "
-                "`--config device=auto` to run here what needs no GPU (the trainings are then reported as not run), "
-                "`--config device=cpu` to train on the CPU on purpose, or a cluster profile that sends the trainings "
-                "to GPU nodes (docs/cluster.md)."
-            )
+            raise DeviceUnavailableError("\n".join([
+                f"config `device: {self.device}`, but this machine has no GPU, so every training would fail as it "
+                "starts",
+                "(no NVIDIA driver lists one, or CUDA_VISIBLE_DEVICES hides them all). Instead:",
+                "  `--config device=auto` runs here what needs no GPU (the trainings are then reported as not run);",
+                "  `--config device=cpu` trains on the CPU on purpose;",
+                "  a cluster profile sends the trainings to GPU nodes (docs/cluster.md).",
+            ]))
 
     @property
     def trains_here(self) -> bool:
