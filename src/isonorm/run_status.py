@@ -87,7 +87,8 @@ class JobOutcome:
         return f"{self.label}: {self.cause}{where}"
 
 
-def _label(job: PlannedJob) -> str:
+def job_label(job: PlannedJob) -> str:
+    """``rule[key=value, …]``: how the run's own lines name a job (the end-of-run summary, the memory stop)."""
     wildcards = ", ".join(f"{k}={v}" for k, v in dict(job.wildcards).items())
     return f"{job.rule.name}[{wildcards}]" if wildcards else job.rule.name
 
@@ -107,7 +108,7 @@ def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
         log = str(job.log[0]) if job.log else None
         record = read_failure(log) if log else None
         if record is not None:
-            found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), FAILED, record["cause"], log)
+            found = JobOutcome(job.rule.name, job_label(job), list(map(str, job.output)), FAILED, record["cause"], log)
         else:
             missing = [str(p) for p in job.input if not Path(p).exists()]
             roots = [outcome(producer[p], seen | {id(job)}) for p in missing
@@ -116,11 +117,11 @@ def job_outcomes(jobs: Iterable[PlannedJob]) -> list[JobOutcome]:
                 (r for r in roots if r is not None), None)
             if root is not None:
                 first = root.root or root  # a blocked input names the failure at its own root
-                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), BLOCKED,
+                found = JobOutcome(job.rule.name, job_label(job), list(map(str, job.output)), BLOCKED,
                                    f"needs {first.label}, which {first.state}: {first.cause}"
                                    + (f" (log: {first.log})" if first.log else ""), log, root=first)
             else:
-                found = JobOutcome(job.rule.name, _label(job), list(map(str, job.output)), NOT_STARTED,
+                found = JobOutcome(job.rule.name, job_label(job), list(map(str, job.output)), NOT_STARTED,
                                    "the run stopped before it finished, or it died without a record"
                                    + (f"; see {log}" if log else ""), log)
         outcomes[id(job)] = found
