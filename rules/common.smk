@@ -7,7 +7,8 @@
 #                 training_gpus(): the GPUs each training job holds (resources: gpu)
 #   job sizes     LOCAL, SIMULATION, AT_INIT, TRAINING: each rule's threads, mem_mb, runtime and cpus_per_task
 #                 (isonorm.resources: a cost table's row where it has the job's, else the defaults), which the
-#                 template rules of rules/experiment_jobs.smk state once per kind
+#                 template rules of rules/experiment_jobs.smk state once per kind; before_any_job(): once the jobs
+#                 are known, their cost (paper_cost_lines) and the stop on one too large for the machine (memory_check)
 #   report        register_results() (results and claims), called by each rules/<slug>.smk (and by the Snakefile for a
 #                 paper of plain items only, which has no rules file); run_plan(): what this run
 #                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
@@ -25,9 +26,9 @@ from isonorm.callables import name_of
 from isonorm.items import (PLAIN_RESULTS, check_results_keys, claims_functions, paper_items, plain_items,
                            unfinished_items)
 from isonorm.outputs import output_roots
-from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_line, projected_costs
-from isonorm.run_status import StopSignal, summary_lines
-from isonorm.resources import GROUPS, JobSizes
+from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_lines, projected_costs
+from isonorm.run_status import StopSignal, job_label, summary_lines
+from isonorm.resources import GROUPS, JobNeed, JobSizes, check_fits, machine_memory_mb
 from isonorm.user_errors import told_briefly
 
 DATA_ROOT = config["data"]["root"]
@@ -141,9 +142,10 @@ def jobs_run_here():
 
 
 def training_gpus(wildcards):
-    """`resources: gpu` of a training rule (isonorm.plan.RunPlan.gpus_per_training). Asked when each training job is
-    made, once the executor is known: so every run with a training in it, one asked for a single results file
-    included, meets the plan's device check before any job starts."""
+    """`resources: gpu` of a training rule (isonorm.plan.RunPlan.gpus_per_training). Snakemake asks it of each
+    training job as the job comes up to run, with the executor known; the plan's device check comes before any job
+    starts, in before_any_job, for every run with an experiment job in it (one asked for a single results file
+    included)."""
     return run_plan().gpus_per_training
 
 
@@ -160,7 +162,8 @@ if workflow.is_main_process:
 def job_size(kind, **held):
     """The `threads`, `resources` and `group` of the kind (a key of isonorm.resources.DEFAULTS): callables that
     Snakemake evaluates per job with its rule name, wildcards and attempt (1, then 2, … when `retries` resubmits
-    it), and the kind's cluster group (None: none). ``held`` are further resources every job of the kind holds."""
+    it), and the kind's cluster group (None: none). ``held`` are further resources every job of the kind holds.
+    Also its `priority`, :func:`before_any_job`, for the template rules of rules/experiment_jobs.smk."""
 
     def size(wildcards, rulename, attempt=1):
         return JOB_SIZES.size(rulename, kind, wildcards, attempt)
@@ -176,7 +179,54 @@ def job_size(kind, **held):
             **held,
         },
         group=GROUPS.get(kind),  # the at-init jobs are bundled on a cluster (isonorm.resources.GROUPS)
+        priority=before_any_job,
     )
+
+
+_BEFORE_ANY_JOB = []  # set by the first call of before_any_job
+
+
+def before_any_job(wildcards):
+    """`priority` of every experiment job: Snakemake's default, 0. Snakemake asks it of each job this run will run
+    once the DAG is built, before any job starts, in a dry run too (snakemake.dag.DAG.postprocess, update_priority),
+    and lets a SystemExit from it end the run in a few lines (the `resources` callables are asked later, job by job
+    as each is ready, and their errors come wrapped in a traceback). So its first call in the main process is where
+    the run, knowing its jobs, checks its device (run_plan), prints what they cost (paper_cost_lines) and stops
+    before one too large for this machine's memory (memory_check; docs/cluster.md, "Job sizes")."""
+    if workflow.is_main_process and not _BEFORE_ANY_JOB:
+        _BEFORE_ANY_JOB.append(True)
+        jobs = [job for job in workflow.dag.needrun_jobs() if job.output]
+        plan = run_plan()
+        if config["preset"] == "paper":  # the shapes preset measures the paper's sizes (docs/cost.md)
+            for line in paper_cost_lines(jobs):
+                print(line, file=sys.stderr)
+        if plan.local and config["resources"]["oversize"] == "stop":
+            memory_check(jobs)
+    return 0
+
+
+def paper_cost_lines(jobs):
+    """The cost lines of the data and GPU jobs among ``jobs`` (isonorm.plan.cost_lines): a training is a job that
+    writes a file registered under `trains`."""
+    trains = {str(Path(f).relative_to(RESULTS)) for f in registered_files(TRAINS)}
+    data = trains | {str(Path(f).relative_to(RESULTS)) for f in registered_files(NEEDS_DATA)}
+    outputs = [[str(Path(f).relative_to(RESULTS)) for f in job.output if Path(f).is_relative_to(RESULTS)]
+               for job in jobs]
+    costed = [files for files in outputs if data.intersection(files)]
+    return cost_lines(shapes_costs(), costed, trains, str(SHAPES_COST_TABLE), config["device"])
+
+
+def memory_check(jobs):
+    """Stop before any job when one of ``jobs`` asks for more memory (`mem_mb`, as Snakemake evaluates it) than
+    this machine has (isonorm.resources.check_fits), in a few lines."""
+    needs = []
+    for job in jobs:
+        mem_mb = job.resources.get("mem_mb")
+        if isinstance(mem_mb, int):
+            parts = Path(job.output[0]).parts
+            needs.append(JobNeed(job_label(job), mem_mb, next((p for p in parts if p in PAPERS), None)))
+    with told_briefly():
+        check_fits(needs, machine_memory_mb(), PAPERS)
 
 
 LOCAL, SIMULATION, AT_INIT = (job_size(kind) for kind in ("local", "simulation", "at_init"))
@@ -223,10 +273,7 @@ def run_plan():
             plan.check()
         _RUN_PLAN.append(plan)
         if workflow.is_main_process:
-            print(plan.device_line(), file=sys.stderr)
-            if config["preset"] == "paper":  # the shapes preset measures the paper's sizes (docs/cost.md)
-                planned = [str(Path(f).relative_to(RESULTS)) for f in data_results()]
-                print(cost_line(shapes_costs(), planned, str(SHAPES_COST_TABLE)), file=sys.stderr)
+            print(plan.device_line(), file=sys.stderr)  # its cost follows once the jobs are known (before_any_job)
     return _RUN_PLAN[0]
 
 
@@ -263,6 +310,11 @@ def left_out_results(slug):
 def paper_results(wc):
     """Every results file of the paper named by the {slug} wildcard that this run computes."""
     return [f for files in planned_results(wc.slug).values() for f in files]
+
+
+def registered_files(need):
+    """Every results file of every paper registered under ``need``, planned or not."""
+    return [f for slug in PAPERS for files in REGISTERED[slug][need].values() for f in files]
 
 
 def data_results(wc=None):

@@ -2,7 +2,10 @@
 # from its record (plain_simulation, at the end). Every rule of rules/<slug>.smk is
 # `use rule <kind>_job as <slug>_<name> with:` and adds only its own input, output, params (the library function
 # and its settings, rules/common.smk `experiment`), log and benchmark. A kind fixes the job's threads, memory,
-# time and cluster group (rules/common.smk "job sizes", docs/cluster.md), its environment and its script.
+# time and cluster group (rules/common.smk "job sizes", docs/cluster.md), its environment and its script. Its
+# `priority` is Snakemake's default, 0, asked of each job once the run knows them all, before any starts: the
+# first ask checks the run's device, prints its jobs' cost and stops on one too large for this machine's memory
+# (rules/common.smk before_any_job).
 #   simulation_job   random networks, no data set; seconds to minutes on a CPU
 #   at_init_job      fresh or pretrained networks on a data set or checkpoint; no training
 #   training_job     trains a network; holds a GPU (`resources: gpu`, isonorm.plan.RunPlan.gpus_per_training)
@@ -15,6 +18,7 @@ rule simulation_job:
     threads: SIMULATION.threads
     resources: **SIMULATION.resources
     group: SIMULATION.group
+    priority: SIMULATION.priority
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -27,6 +31,7 @@ rule at_init_job:
     threads: AT_INIT.threads
     resources: **AT_INIT.resources
     group: AT_INIT.group
+    priority: AT_INIT.priority
     conda:
         "../envs/pipeline.yaml"
     log:
@@ -39,6 +44,7 @@ rule training_job:
     threads: TRAINING.threads
     resources: **TRAINING.resources
     group: TRAINING.group
+    priority: TRAINING.priority
     conda:
         "../envs/pipeline.yaml"
     log:

@@ -15,8 +15,9 @@ import yaml
 
 from conftest import REPO, snakemake
 from isonorm.report.cost import COLUMNS, read_cost_table
-from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, GROUPS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobSize, JobSizes,
-                               wildcard_key)
+from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, GROUPS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobNeed,
+                               JobSize, JobSizes, OversizeError, check_fits, machine_memory_mb, wildcard_key)
+from isonorm.user_errors import MAX_LINES, brief
 
 COMMITTED_TABLE = "benchmarks/results/cost-cpu-2026-11-24.csv"
 KIND_NAMES = {"LOCAL": "local", "SIMULATION": "simulation", "AT_INIT": "at_init", "TRAINING": "training"}
@@ -138,6 +139,49 @@ def test_the_config_picks_the_table(tmp_path, monkeypatch):
         JobSizes.from_settings({"cost_table": "nowhere.csv", "margin": 1.5}, "paper")
     with pytest.raises(ValueError, match="margin must be at least 1"):
         JobSizes(margin=0.5)
+
+
+# --- the memory stop of a local run (docs/cluster.md, "Job sizes") ------------------------------------------------
+
+PAPERS = ["daneshmand2021", "joudaki2023", "lu2024", "meterez2024"]
+
+
+def test_jobs_that_fit_this_machine_go_on():
+    check_fits([JobNeed("lu2024_table1[optimizer=sgd]", 4096, "lu2024"), JobNeed("fetch_data[name=mnist]", 1491, None)],
+               machine_mb=4096, papers=PAPERS)  # equal is enough
+    assert 1024 < machine_memory_mb() < 2**40  # this machine's physical memory, in MiB
+
+
+def test_a_job_too_large_stops_the_run_with_the_largest_and_the_fixes():
+    needs = [JobNeed("lu2024_table5_lora", 50619, "lu2024"), JobNeed("lu2024_table1[optimizer=sgd]", 1000, "lu2024"),
+             JobNeed("daneshmand2021_appfig7[init=svd, extra=75]", 30000, "daneshmand2021")]
+    with pytest.raises(OversizeError) as stop:
+        check_fits(needs, machine_mb=24064, papers=PAPERS)
+    lines = brief(stop.value).splitlines()
+    assert len(lines) <= MAX_LINES and max(map(len, lines)) <= 110, lines
+    assert lines[0] == ("error: 2 jobs of this run ask for more memory (`mem_mb`) than this machine has, 23.5 GB; "
+                        "the largest:")
+    assert lines[1].startswith("lu2024_table5_lora: 49.4 GB (")
+    assert "`--config 'resources={oversize: run}'`" in lines[2]
+    assert lines[4] == "`--config 'papers=[joudaki2023, meterez2024]'`"  # the papers without an oversized job
+
+
+def test_when_every_paper_has_a_job_too_large_only_targets_run_the_others():
+    with pytest.raises(OversizeError) as stop:
+        check_fits([JobNeed("lu2024_table5_lora", 50619, "lu2024")], machine_mb=24064, papers=["lu2024"])
+    lines = str(stop.value).splitlines()
+    assert lines[0].startswith("1 job of this run asks for more memory") and lines[0].endswith("23.5 GB:")
+    assert lines[-1] == 'To run the others: name their results as targets (docs/cluster.md, "Job sizes").'
+
+
+def test_the_presets_whose_jobs_are_not_the_paper_sizes_go_on():
+    """The job sizes are the paper run's: the quick preset's tiny jobs and the shapes preset's capped ones (whose
+    purpose is to find the job that does not fit) set `resources: oversize: run`; the paper run and the budget
+    preset (the paper's models, fewer epochs) keep config.yaml's `stop`."""
+    oversize = {name: (yaml.safe_load((REPO / "presets" / f"{name}.yaml").read_text()).get("resources") or {}).get(
+        "oversize") for name in ("quick", "shapes", "budget")}
+    assert yaml.safe_load((REPO / "config.yaml").read_text())["resources"]["oversize"] == "stop"
+    assert oversize == {"quick": "run", "shapes": "run", "budget": None}
 
 
 # --- what a dry run shows ---------------------------------------------------------------------------------

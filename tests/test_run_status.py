@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from isonorm import gpus
-from isonorm.plan import NEEDS_DATA, TRAINS, DeviceUnavailableError, RunPlan, cost_line
+from isonorm.plan import NEEDS_DATA, TRAINS, DeviceUnavailableError, RunPlan, cost_lines, shapes_command
 from isonorm.run_status import (
     BLOCKED,
     FAILED,
@@ -24,6 +24,7 @@ from isonorm.run_status import (
     summary_lines,
     untrusted_jobs,
 )
+from isonorm.user_errors import MAX_LINES, brief
 from isonorm.workflow import logged_job
 
 
@@ -167,18 +168,42 @@ def test_no_gpu_here_plans_no_training_and_says_how_to_train_anyway(no_gpu):
 
 
 def test_cuda_without_a_gpu_stops_before_any_job(no_gpu):
-    with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` to train on the CPU on purpose"):
-        plan(device="cuda").check()
+    with pytest.raises(DeviceUnavailableError, match="`--config device=cpu` trains on the CPU on purpose") as stop:
+        plan(device="cuda:1").check()
+    lines = brief(stop.value).splitlines()  # as the terminal shows it: the cause first, then the fixes
+    assert len(lines) <= MAX_LINES and max(map(len, lines)) <= 110, lines
+    assert lines[0].startswith("error: config `device: cuda:1`, but this machine has no GPU")
+    assert [line.split("`")[1] for line in lines[2:4]] == ["--config device=auto", "--config device=cpu"]
     RunPlan.of({"device": "cuda", "compute": "all"}, local=False).check()  # the nodes have one: no error
 
 
-def test_the_run_states_its_projected_hours_or_how_to_get_them():
-    costs = {"lu2024/table1/sgd.parquet": (2.0, "cpu (x86_64, 1 threads)"),
-             "lu2024/table1/adam.parquet": (1.5, "cpu (x86_64, 1 threads)")}
-    line = cost_line(costs, ["lu2024/table1/sgd.parquet", "lu2024/table1/adam.parquet", "lu2024/fig9/x.parquet"],
-                     "results/shapes/cost.csv")
-    assert line.startswith("cost: 3.5 h projected on cpu (x86_64, 1 threads) for 2 of the 3 data and GPU jobs planned")
-    assert "presets/shapes.yaml" in cost_line({}, ["a.parquet"], "results/shapes/cost.csv")
+CPU = "cpu (x86_64, 1 threads)"
+TABLE = "results/shapes/cost.csv"
+
+
+def test_the_run_states_the_projected_hours_of_the_jobs_it_will_run():
+    """Jobs, not files: a job that writes two files counts once, by the row of its first; trainings apart."""
+    costs = {"lu2024/table1/sgd.parquet": (2.0, CPU), "lu2024/table5/llms.parquet": (0.5, CPU),
+             "lu2024/table1/adam.parquet": (1.0, CPU)}
+    jobs = [["lu2024/table1/sgd.parquet"], ["lu2024/table1/adam.parquet"], ["lu2024/table1/new.parquet"],
+            ["lu2024/table5/llms.parquet", "lu2024/table5/llms-extra.parquet"]]
+    trainings = {"lu2024/table1/sgd.parquet", "lu2024/table1/adam.parquet", "lu2024/table1/new.parquet"}
+    first, second = cost_lines(costs, jobs, trainings, TABLE, "cpu")
+    assert first == f"cost: 3.5 h projected for 3 of the 4 data and GPU jobs this run will run, one at a time on {CPU}"
+    assert second == (f"  as {TABLE} measured them (docs/cost.md): trainings 3.0 h (2 of 3), the others 0.5 h (1 of 1)"
+                      "; 1 without a row, unprojected")
+    no_training = cost_lines(costs, jobs[3:], set(), TABLE, "auto")
+    assert no_training[1].endswith("no training planned") and "3 of" not in no_training[0]
+    assert cost_lines(costs, [], trainings, TABLE, "cpu") == []  # nothing that costs: no line
+
+
+def test_without_a_table_the_run_says_how_to_measure_one_on_its_device():
+    lines = cost_lines({}, [["a.parquet"], ["b.parquet"]], {"b.parquet"}, TABLE, "cpu")
+    assert lines[0] == (f"cost: no cost table ({TABLE}) projects the 2 data and GPU jobs this run will run, 1 of them "
+                        "trainings;")
+    assert f"`{shapes_command('cpu')}` measures one" in lines[1]
+    assert shapes_command("cpu").endswith("presets/shapes.yaml --config device=cpu")
+    assert shapes_command("auto").endswith("presets/shapes.yaml")  # the preset's own device: auto
 
 
 def test_alike_failures_take_one_line(tmp_path):

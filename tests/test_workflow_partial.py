@@ -7,7 +7,8 @@ raise; and Table 1's SGD job killed once (SIGKILL: no record, no traceback, as t
 leaves it). Then the faults are removed and the command given again. Then Ctrl-C of the whole run while a training
 job runs (the terminal's SIGINT to the run's process group), and the same command again. Each resumed run ends with
 rc 0, its results and scored rows byte-identical to those of the session's clean quick run (conftest ``quick_run``).
-Also: what a run plans on a machine without a GPU (dry runs of the paper configuration, the GPUs hidden).
+Also: what a run plans on a machine without a GPU (dry runs of the paper configuration, the GPUs hidden), and what a
+CPU run states at its start and stops on (a small cost table of the test's own).
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from conftest import QUICK, copy_workflow, snakemake
+from isonorm.report.cost import COLUMNS
 from isonorm.report.scoreboard import headline, read_scoreboard
 from isonorm.results import read_metadata, read_results, write_results
 from isonorm.run_status import read_failure
@@ -217,16 +220,59 @@ def test_without_a_gpu_the_paper_run_plans_no_training_and_says_why(paper_copy):
     planned = set(re.findall(r"^rule (\w+):", done.stdout, re.M)) | set(re.findall(r"^(\w+)\s+\d+$", out, re.M))
     assert not planned & set(TRAINING_RULES), planned & set(TRAINING_RULES)
     assert {"paper_notebook", "report_index"} <= planned
-    on_purpose = snakemake(paper_copy, "-n", "--cores", "2", "--config", "device=cpu", env=NO_GPU)
+    on_purpose = snakemake(paper_copy, "-n", "--cores", "2", "--config", "device=cpu", "resources={oversize: run}",
+                           env=NO_GPU)  # the LoRA job's 49 GB would stop it on a smaller machine (the test below)
     assert on_purpose.returncode == 0 and "meterez2024_training" in on_purpose.stdout + on_purpose.stderr
 
 
 def test_cuda_without_a_gpu_fails_before_any_job(paper_copy):
     done = snakemake(paper_copy, "-n", "--cores", "2", "--config", "device=cuda", env=NO_GPU)
     assert done.returncode != 0
-    assert "DeviceUnavailableError: config `device: cuda`, but this machine has no GPU" in done.stdout + done.stderr
+    assert "error: config `device: cuda`, but this machine has no GPU" in done.stderr
     # a run asked for one training's results file builds no paper's list of results: the training job itself asks
     one = snakemake(paper_copy, "-n", "--cores", "2", "results/meterez2024/training/mnist+fashionmnist-d100.parquet",
                     "--config", "device=cuda", env=NO_GPU)
     assert one.returncode != 0
-    assert "DeviceUnavailableError: config `device: cuda`, but this machine has no GPU" in one.stdout + one.stderr
+    assert "error: config `device: cuda`, but this machine has no GPU" in one.stderr
+    assert "rule fetch_data:" not in one.stdout + one.stderr  # stopped before its inputs' fetches too
+
+
+@pytest.fixture(scope="module")
+def costed_copy(tmp_path_factory) -> Path:
+    """A copy of the workflow with a small cost table of its own at results/shapes/cost.csv: two lu2024 Table 1
+    trainings, one of them asking for 100,000 GB, more than any machine has."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("costed"))
+    rows = [{"paper": "lu2024", "rule": "lu2024_table1", "wildcards": f"optimizer={name}",
+             "result": f"lu2024/table1/{name}.parquet", "device": "cpu (test machine, 1 threads)",
+             "projected_hours": hours, "peak_rss_gb": rss, "peak_memory_gb": rss, "device_memory_gb": 16.0,
+             "fits": rss <= 16.0} for name, hours, rss in (("sgd", 2.0, 1.0), ("adam", 1.5, 100_000.0))]
+    table = workdir / "results" / "shapes" / "cost.csv"
+    table.parent.mkdir(parents=True)
+    pd.DataFrame(rows, columns=COLUMNS).to_csv(table, index=False)
+    return workdir
+
+
+def test_a_cpu_run_states_the_cost_of_the_jobs_it_will_run(costed_copy):
+    done = snakemake(costed_copy, "-n", "--cores", "2", "--config", "device=cpu", "papers=[lu2024]",
+                     "resources={oversize: run}", env=NO_GPU)
+    assert done.returncode == 0, done.stderr[-3000:]
+    device = done.stderr.index("device: the jobs run on this machine, on `cpu`\n")
+    cost = re.search(r"^cost: 3\.5 h projected for 2 of the (\d+) data and GPU jobs this run will run, one at a "
+                     r"time on cpu \(test machine, 1 threads\)\n  as results/shapes/cost\.csv measured them "
+                     r"\(docs/cost\.md\): trainings 3\.5 h \(2 of (\d+)\), the others 0\.0 h \(0 of \d+\); "
+                     r"\d+ without a row, unprojected$", done.stderr, re.M)
+    assert cost and device < cost.start() and int(cost.group(1)) > int(cost.group(2)) > 30, done.stderr[-3000:]
+
+
+def test_a_job_too_large_for_this_machine_stops_the_run_before_any_job(costed_copy):
+    done = snakemake(costed_copy, "-n", "--cores", "2", "--config", "device=cpu", "papers=[lu2024]", env=NO_GPU)
+    assert done.returncode != 0
+    error = done.stderr[done.stderr.index("error: "):].splitlines()
+    assert re.fullmatch(r"error: \d+ jobs? of this run asks? for more memory \(`mem_mb`\) than this machine has, "
+                        r"[\d.]+ GB(; the largest)?:", error[0]), error
+    assert error[1].startswith("lu2024_table1[optimizer=adam]: 150000.0 GB (")  # 100,000 GB x the margin
+    assert "`--config 'resources={oversize: run}'`" in error[2] and len(error) <= 5
+    assert not re.search(r"^rule \w+:", done.stdout + done.stderr, re.M)  # no job listed: it stopped before them
+    # without a GPU, `device: auto` plans no training: the paper run does not stop on one
+    auto = snakemake(costed_copy, "-n", "--cores", "2", "--config", "papers=[lu2024]", env=NO_GPU)
+    assert auto.returncode == 0 and "error:" not in auto.stderr, auto.stderr[-3000:]

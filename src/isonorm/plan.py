@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping, Sequence
 
 from . import gpus
 from .user_errors import UserError
@@ -67,13 +67,14 @@ class RunPlan:
     def check(self) -> None:
         """``device: cuda`` (or ``cuda:N``) in a local run on a machine without a GPU: stop before any job."""
         if self.local and self.device.startswith("cuda") and not self.gpu_here:
-            raise DeviceUnavailableError(
-                f"config `device: {self.device}`, but this machine has no GPU (no NVIDIA driver lists one, or "
-                "CUDA_VISIBLE_DEVICES hides them all), so every training job would fail when it starts. Use "
-                "`--config device=auto` to run here what needs no GPU (the trainings are then reported as not run), "
-                "`--config device=cpu` to train on the CPU on purpose, or a cluster profile that sends the trainings "
-                "to GPU nodes (docs/cluster.md)."
-            )
+            raise DeviceUnavailableError("\n".join([
+                f"config `device: {self.device}`, but this machine has no GPU, so every training would fail as it "
+                "starts",
+                "(no NVIDIA driver lists one, or CUDA_VISIBLE_DEVICES hides them all). Instead:",
+                "  `--config device=auto` runs here what needs no GPU (the trainings are then reported as not run);",
+                "  `--config device=cpu` trains on the CPU on purpose;",
+                "  a cluster profile sends the trainings to GPU nodes (docs/cluster.md).",
+            ]))
 
     @property
     def trains_here(self) -> bool:
@@ -133,14 +134,38 @@ def projected_costs(cost_csv: str | Path) -> dict[str, tuple[float, str]]:
     return {str(row.result): (float(row.projected_hours), str(row.device)) for row in table.itertuples()}
 
 
-def cost_line(costs: dict[str, tuple[float, str]], planned: list[str], table: str) -> str:
-    """One line for the start of a paper run: the hours the shapes preset's cost table (``costs``, from
-    :func:`projected_costs`; ``table`` its path) projects for the ``planned`` data and GPU jobs' results files
-    (relative to the results root), on the device it measured them on; or how to get such a table."""
+def shapes_command(device: str) -> str:
+    """The command that measures the cost table for a run on ``device`` (the config's): the shapes preset, with
+    the same device unless ``auto``, so that a run on the CPU of a machine with a GPU gets CPU hours."""
+    command = "snakemake --cores all --configfile presets/shapes.yaml"
+    return command if device == "auto" else f"{command} --config device={device}"
+
+
+def cost_lines(costs: Mapping[str, tuple[float, str]], jobs: Sequence[Sequence[str]], trainings: Collection[str],
+               table: str, device: str) -> list[str]:
+    """Two lines for the start of a paper run: the hours the shapes preset's cost table (``costs``, from
+    :func:`projected_costs`; ``table`` its path) projects for the data and GPU ``jobs`` this run will run (each
+    named by its results files, relative to the results root: a table's row names a job's first one), the
+    ``trainings`` among them apart, the device it measured them on and how many jobs it covers; or, without a
+    table, how to measure one (``device``: the config's). Empty when no such job is planned."""
+    if not jobs:
+        return []
+    trained = [job for job in jobs if any(f in trainings for f in job)]
     if not costs:
-        return (f"cost: no cost table ({table}); `snakemake --cores all --configfile presets/shapes.yaml` projects "
-                "each data and GPU job's hours on this machine (docs/cost.md)")
-    measured = [costs[f] for f in planned if f in costs]
-    devices = ", ".join(sorted({device for _, device in measured})) or "no device"
-    return (f"cost: {sum(h for h, _ in measured):.1f} h projected on {devices} for {len(measured)} of the "
-            f"{len(planned)} data and GPU jobs planned, one at a time ({table}, docs/cost.md)")
+        return [f"cost: no cost table ({table}) projects the {len(jobs)} data and GPU jobs this run will run"
+                + (f", {len(trained)} of them trainings;" if trained else ";"),
+                f"  `{shapes_command(device)}` measures one on this machine (docs/cost.md)"]
+
+    def measured(of: Sequence[Sequence[str]]) -> list[tuple[float, str]]:
+        return [next(costs[f] for f in job if f in costs) for job in of if any(f in costs for f in job)]
+
+    found, in_trainings = measured(jobs), measured(trained)
+    hours, trained_hours = sum(h for h, _ in found), sum(h for h, _ in in_trainings)
+    devices = ", ".join(sorted({device for _, device in found})) or "no device"
+    split = (f"trainings {trained_hours:.1f} h ({len(in_trainings)} of {len(trained)}), the others "
+             f"{hours - trained_hours:.1f} h ({len(found) - len(in_trainings)} of {len(jobs) - len(trained)})"
+             if trained else "no training planned")
+    return [f"cost: {hours:.1f} h projected for {len(found)} of the {len(jobs)} data and GPU jobs this run will run, "
+            f"one at a time on {devices}",
+            f"  as {table} measured them (docs/cost.md): {split}"
+            + (f"; {len(jobs) - len(found)} without a row, unprojected" if len(found) < len(jobs) else "")]

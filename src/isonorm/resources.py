@@ -5,7 +5,8 @@ Every rule declares ``threads``, ``mem_mb``, ``runtime`` and ``cpus_per_task`` t
 :class:`JobSizes` here. A job's memory and runtime come from a measured cost table (the shapes preset's
 ``cost.csv``, docs/cost.md) times a margin where the table has the job's row (same rule, same wildcards), and from
 :data:`DEFAULTS` (one per kind of rule) otherwise. Threads always come from :data:`DEFAULTS`: the tables are
-measured with one thread per job, so they say nothing about how a job scales with more.
+measured with one thread per job, so they say nothing about how a job scales with more. Before a local run starts
+any job, :func:`check_fits` holds each job's memory against this machine's (:func:`machine_memory_mb`).
 
 Sources of the defaults (each value below names its own):
 
@@ -22,14 +23,16 @@ Sources of the defaults (each value below names its own):
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from .outputs import PAPER_PRESET, output_roots
+from .user_errors import UserError
 
 # How much more than measured a job asks for, unless the config says otherwise (`resources: margin`). The same
 # job's projection varies by about 10% from run to run (docs/cost.md: a median 10% between two tables of one
@@ -206,5 +209,47 @@ class JobSizes:
                 "the others from the defaults of isonorm.resources")
 
 
+class OversizeError(UserError):
+    """Jobs of a local run that ask for more memory than this machine has (docs/cluster.md, "Job sizes")."""
+
+
+@dataclass(frozen=True)
+class JobNeed:
+    """What one job of a run asks for in memory: its ``mem_mb`` as Snakemake evaluated it (this module's size,
+    or a `set-resources` override), named as the run's lines name it, with the paper whose results it writes
+    (None: none, e.g. a fetch)."""
+
+    label: str
+    mem_mb: int
+    paper: str | None
+
+
+def machine_memory_mb() -> int:
+    """This machine's physical memory in MB (MiB, as ``mem_mb`` counts them): what a local job can hold at most."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+
+
+def check_fits(needs: Sequence[JobNeed], machine_mb: int, papers: Sequence[str]) -> None:
+    """Stop a local run before any job starts when one of its jobs asks for more memory than this machine has:
+    such a job swaps for hours or is killed, after the hours its inputs took (docs/cluster.md, "Job sizes").
+    ``papers``: the run's, for the fix that runs the others."""
+    over = sorted((need for need in needs if need.mem_mb > machine_mb), key=lambda need: -need.mem_mb)
+    if not over:
+        return
+    largest, others = over[0], [paper for paper in papers if paper not in {need.paper for need in over}]
+    many, them = (f"{len(over)} jobs of this run ask", "them") if len(over) > 1 else ("1 job of this run asks", "it")
+    lines = [
+        f"{many} for more memory (`mem_mb`) than this machine has, {machine_mb / 1024:.1f} GB"
+        + ("; the largest:" if len(over) > 1 else ":"),
+        f"{largest.label}: {largest.mem_mb / 1024:.1f} GB (its cost-table peak x `resources: margin`, or its default).",
+        f"To start {them} anyway (swapping for hours, or killed): `--config 'resources={{oversize: run}}'`.",
+        "To run the others: name their results as targets" + (", or leave the paper out" if others else "")
+        + " (docs/cluster.md, \"Job sizes\")" + (":" if others else "."),
+    ]
+    if others:
+        lines.append(f"`--config 'papers=[{', '.join(others)}]'`")
+    raise OversizeError("\n".join(lines))
+
+
 __all__ = ["DEFAULT_MARGIN", "MIN_RUNTIME", "MIN_MEM_MB", "JobSize", "DEFAULTS", "RULE_DEFAULTS", "KINDS", "GROUPS",
-           "wildcard_key", "Measured", "JobSizes"]
+           "wildcard_key", "Measured", "JobSizes", "OversizeError", "JobNeed", "machine_memory_mb", "check_fits"]

@@ -95,7 +95,8 @@ class JobOutcome:
         return f"{self.label}: {self.cause}{where}"
 
 
-def _label(job: PlannedJob) -> str:
+def job_label(job: PlannedJob) -> str:
+    """``rule[key=value, …]``: how the run's own lines name a job (the end-of-run summary, the memory stop)."""
     wildcards = ", ".join(f"{k}={v}" for k, v in dict(job.wildcards).items())
     return f"{job.rule.name}[{wildcards}]" if wildcards else job.rule.name
 
@@ -124,9 +125,9 @@ def job_outcomes(jobs: Iterable[PlannedJob], *, stopped: bool = False,
         record = read_failure(log) if log else None
         outputs = list(map(str, job.output))
         if record is not None:
-            found = JobOutcome(job.rule.name, _label(job), outputs, FAILED, record["cause"], log)
+            found = JobOutcome(job.rule.name, job_label(job), outputs, FAILED, record["cause"], log)
         elif died(log):
-            found = JobOutcome(job.rule.name, _label(job), outputs, FAILED,
+            found = JobOutcome(job.rule.name, job_label(job), outputs, FAILED,
                                "it ended without finishing or a record of why (killed, out of memory, or its node "
                                "lost)", log)
         else:
@@ -137,11 +138,11 @@ def job_outcomes(jobs: Iterable[PlannedJob], *, stopped: bool = False,
                 (r for r in roots if r is not None), None)
             if root is not None and root.state != NOT_STARTED:
                 first = root.root or root  # a blocked input names the failure at its own root
-                found = JobOutcome(job.rule.name, _label(job), outputs, BLOCKED,
+                found = JobOutcome(job.rule.name, job_label(job), outputs, BLOCKED,
                                    f"needs {first.label}, which {first.state}: {first.cause}"
                                    + (f" (log: {first.log})" if first.log else ""), log, root=first)
             else:
-                found = JobOutcome(job.rule.name, _label(job), outputs, NOT_STARTED,
+                found = JobOutcome(job.rule.name, job_label(job), outputs, NOT_STARTED,
                                    STOPPED_CAUSE if stopped else
                                    "the run ended before it finished" + (f"; see {log}" if log else ""), log)
         outcomes[id(job)] = found

@@ -23,6 +23,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 import torch
 
+from .resources import machine_memory_mb
+
 T = TypeVar("T")
 
 
@@ -282,4 +284,4 @@ def _device_name(device: torch.device) -> str:
 def _device_memory_gb(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.get_device_properties(device).total_memory / 2**30
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return machine_memory_mb() / 1024
