@@ -187,7 +187,7 @@ def test_a_smoke_run_is_not_compared_to_the_paper(two_papers):
     assert verdicts[("lu2024-fig4", "a")] == "not-run" and verdicts[("lu2024-fig9", "extra")] == "computed"
     assert set(verdicts.values()) == {"computed", "failed", "not-produced", "not-run"} and not board["weak"].any()
     assert headline(board).startswith("Smoke run (quick preset), not compared to the papers: ")
-    assert "; 1 failed (NaN or infinite); 1 not produced at these sizes; " in headline(board)
+    assert "; 1 failed (its job failed, or NaN or infinite); 1 not produced at these sizes; " in headline(board)
 
 
 def test_every_verdict_path(two_papers):

@@ -55,7 +55,7 @@ def plant_once(workdir: Path, condition: str, statement: str, name: str) -> Path
     marker."""
     module = workdir / "src" / "isonorm" / "experiments" / "lu2024" / "trained_nets.py"
     text = module.read_text(encoding="utf-8")
-    anchor = re.search(r"def fnn\(.*?\) -> pd\.DataFrame:\n\s+\"\"\".*?\"\"\"\n", text, re.S)
+    anchor = re.search(r"def fnn\(.*?\) -> pd\.DataFrame:\n", text, re.S)  # its first statement, as plant_fault
     marker = workdir / f"struck-{name}"
     planted = (f'    if {condition} and not __import__("os").path.exists("{marker}"):\n'
                f'        open("{marker}", "w").close()\n'
@@ -114,7 +114,7 @@ def test_every_page_is_written_and_the_missing_items_say_why(partial_run):
     assert "logs/quick/lu2024/apptable4-" in apptable4 and "run the same command again" in apptable4
     transformer = not_run_section(page, "lu2024-table5-transformer")
     assert "needs fetch_data[name=wikitext2], which failed" in transformer and "HF_HUB_OFFLINE is set" in transformer
-    assert all(re.search(rf'<figure[^>]*id="{item}"', page) for item in ("lu2024-fig1", "lu2024-table1"))  # what ran
+    assert all(re.search(rf'<figure[^>]*id="{item}"', page) for item in ("lu2024-fig1", "lu2024-table3"))  # what ran
     assert read_failure(workdir / "logs/quick/lu2024/apptable4-original.log")["rule"] == "lu2024_apptable4"
     # a failed measurement is a failure: the rows of the items whose job failed (or was blocked) say so
     board = read_scoreboard(results / "scoreboard.csv")
@@ -126,7 +126,9 @@ def test_every_page_is_written_and_the_missing_items_say_why(partial_run):
     assert len(table5) and set(table5.verdict) == {"not-run"}, board[board["item"] == "lu2024-table5"]
     assert all("needs fetch_data[name=wikitext2], which failed: HubUnreachableError" in note for note in table5.note)
     assert "failed" not in set(board[board["item"] == "lu2024-table5"].verdict)
-    assert not (board[board["item"] == "lu2024-table1"].verdict == "failed").any()  # what ran is not touched
+    assert not (board[board["item"] == "lu2024-table3"].verdict == "failed").any()  # what ran is not touched
+    killed = board[(board["item"] == "lu2024-table1") & (board["verdict"] == "failed")]  # its SGD job was killed
+    assert len(killed) and all("it ended without finishing" in note for note in killed.note)
 
 
 def test_the_run_ends_with_a_summary_on_the_terminal_and_the_index(partial_run):
@@ -163,10 +165,13 @@ def test_the_same_command_finishes_it_once_the_faults_are_gone(partial_run, quic
 
 def test_ctrl_c_stops_the_run_once_and_the_same_command_resumes_it(partial_run, quick_run):
     workdir, _, _, env = partial_run
-    # Work for the run: two results and the scored rows made from them gone (those too, or Snakemake, deciding from
-    # the targets down, would find the report up to date and look no further)
-    for name in ("apptable4/original.parquet", "table1/sgd.parquet", "scored.csv"):
-        (workdir / QUICK["results"] / "lu2024" / name).unlink()
+    # Work for the run: two results gone, and each file from them to the targets (Snakemake decides from the targets
+    # down: while those stand up to date, it looks no further)
+    results, report = workdir / QUICK["results"], workdir / QUICK["report"]
+    for path in (results / "lu2024/apptable4/original.parquet", results / "lu2024/table1/sgd.parquet",
+                 results / "lu2024/scored.csv", results / "scoreboard.csv", report / "lu2024.html",
+                 report / "index.html"):
+        path.unlink(missing_ok=True)
     started = plant_once(workdir, 'item == "apptable4"', '__import__("time").sleep(600)', "sleep")
     run = subprocess.Popen([sys.executable, "-m", "snakemake", *RUN], cwd=workdir, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env}, start_new_session=True)
@@ -201,7 +206,7 @@ def test_a_nan_in_a_job_result_is_the_smoke_runs_failure(partial_run):
     row = board[(board["item"] == "lu2024-fig1") & (board["quantity"] == "pii_init")].iloc[0]
     assert row.verdict == "failed" and "NaN" in row.note
     assert set(board.verdict) <= {"computed", "failed", "not-produced", "not-run"}  # nothing compared to the paper
-    assert "; 1 failed (NaN or infinite); " in headline(board)
+    assert "; 1 failed (its job failed, or NaN or infinite); " in headline(board)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, FITTED, NOT_RUN, NO_REFERENCE
 HEADLINE_VERDICTS = (MATCH, MISMATCH, INCONCLUSIVE, FAILED, NOT_RUN, NO_REFERENCE)
 SMOKE_VERDICTS = (COMPUTED, FAILED, NOT_PRODUCED, NOT_RUN)
 # What each smoke state means, as the index's figure and the scoreboard page explain it.
-SMOKE_MEANINGS = {COMPUTED: "a finite value", FAILED: "NaN or infinite",
+SMOKE_MEANINGS = {COMPUTED: "a finite value", FAILED: "its job failed, or NaN or infinite",
                   NOT_PRODUCED: "a quantity named after a paper setting these sizes do not reach",
                   NOT_RUN: "the item produced no value in this run"}
 # The verdicts of a row that was scored and decided: its item ran, it has a reference that is not a fitted reading,

@@ -370,8 +370,9 @@ def headline(frame: pd.DataFrame) -> str:
     counts = summarize_scoreboard(frame).loc["total"]
     if is_smoke(frame):
         return (f"Smoke run ({frame['preset'].iloc[0]} preset), not compared to the papers: {counts[COMPUTED]} of "
-                f"{counts['total']} quantities computed; {counts[FAILED]} failed (NaN or infinite); "
-                f"{counts[NOT_PRODUCED]} not produced at these sizes; {counts[NOT_RUN]} in items that did not run")
+                f"{counts['total']} quantities computed; {counts[FAILED]} failed (its job failed, or NaN or infinite); "
+                f"{counts[NOT_PRODUCED]} not produced at these sizes; {counts[NOT_RUN]} in items that did not run"
+                f"{_blocked_by(counted_rows(frame))}")
     apart = apart_counts(frame).loc["total"]
     scored = int(sum(counts[v] for v in SCORED))
     return (f"{counts[MATCH]} of {scored} default rows match ({apart['precision']} at the reference's precision, "

@@ -178,7 +178,8 @@ def build_index(
     smoke = is_smoke(scoreboard)
     if smoke:  # not compared to the papers: what ran, what was computed, what failed (comparison.judge_smoke)
         note = ("A smoke run checks that the pipeline works end to end: its sizes or data are reduced, so its numbers "
-                "are not compared to the papers. A failure is a value that came out NaN or infinite.")
+                "are not compared to the papers. A failure is a value that came out NaN or infinite, or an item "
+                "whose own job failed.")
         items_note = ("Every figure and table of each paper, coloured by the worst state among its quantities (failed, "
                       "then not run, then not produced at these sizes, then computed).")
         rates_link, rates = "", ""
