@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import hashlib
+import re
 
 import pytest
 import yaml
 
 from isonorm.outputs import PAPER_PRESET, output_roots
+from isonorm.user_errors import MAX_LINES
 
 REPO = Path(__file__).resolve().parents[1]
 PAPERS = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))["papers"]  # a run's papers, in order
@@ -58,6 +60,23 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None, timeout: int =
     command = [sys.executable, "-m", "snakemake", *args]
     return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+TRACEBACK = re.compile(r'Traceback \(most recent call last\)|^\s*File ".*", line \d+', re.M)
+
+
+def error_lines(completed: subprocess.CompletedProcess) -> list[str]:
+    """The lines from `error:` on, what the user reads of the error (Snakemake's own preamble comes before it),
+    after checking that the run failed and printed no traceback."""
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0, output
+    assert not TRACEBACK.search(output), output
+    lines = output.rstrip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("error: ")]
+    assert starts, output
+    shown = lines[starts[0]:]
+    assert len(shown) <= MAX_LINES, "\n".join(shown)
+    return shown
 
 
 def copy_workflow(target: Path) -> Path:

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_workflow, snakemake
-from isonorm.user_errors import MAX_LINES
+from conftest import REPO, copy_workflow, error_lines, snakemake
 
-TRACEBACK = re.compile(r'Traceback \(most recent call last\)|^\s*File ".*", line \d+', re.M)
 
 
 @pytest.fixture(scope="module")
@@ -25,20 +23,6 @@ def workdir(tmp_path_factory) -> Path:
 
 def dry_run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     return snakemake(workdir, "-n", "--cores", "2", *args, timeout=120)
-
-
-def error_lines(completed: subprocess.CompletedProcess) -> list[str]:
-    """The lines from `error:` on, what the user reads of the error (Snakemake's own preamble comes before it),
-    after checking that the run failed and printed no traceback."""
-    output = completed.stdout + completed.stderr
-    assert completed.returncode != 0, output
-    assert not TRACEBACK.search(output), output
-    lines = output.rstrip().splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("error: ")]
-    assert starts, output
-    shown = lines[starts[0]:]
-    assert len(shown) <= MAX_LINES, "\n".join(shown)
-    return shown
 
 
 def test_a_local_path_that_does_not_exist_stops_the_run_before_any_job(workdir, tmp_path):
