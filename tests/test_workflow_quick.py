@@ -44,9 +44,9 @@ def test_scoreboard_has_a_row_for_every_reference_value(quick_run):
         references = load_references(quick_run / "notebooks" / "reference" / f"{slug}.yaml")
         assert set(zip(references["item"], references["quantity"])) <= keys
     assert (board.preset == "quick").all()
-    # A smoke run is not compared to the papers: a quantity is computed, failed (NaN or infinite), not produced at
-    # these sizes (named after a paper-size setting, e.g. meterez2024's depth-1000 read-offs) or not run. Every
-    # paper computes part of what it reported, and nothing comes out NaN or infinite.
+    # A smoke run is not compared to the papers: a quantity is computed, failed (NaN or infinite, or its job failed),
+    # not produced at these sizes (named after a paper-size setting, e.g. meterez2024's depth-1000 read-offs) or not
+    # run. Every paper computes part of what it reported, and nothing comes out NaN or infinite.
     assert set(board.verdict) <= set(SMOKE_VERDICTS), set(board.verdict)
     assert not (board.verdict == "failed").any(), board[board.verdict == "failed"][["item", "quantity", "note"]]
     computed = board.verdict.eq("computed")
@@ -58,7 +58,8 @@ def test_the_smoke_index_reports_on_the_pipeline_not_against_the_papers(quick_ru
     index = (quick_run / QUICK["report"] / "index.html").read_text()
     headline = re.search(r'<p id="headline" class="headline"><strong>(.*?)</strong>', index).group(1)
     assert headline.startswith("Smoke run (quick preset), not compared to the papers: ")
-    assert re.search(r"\d+ of \d+ quantities computed; 0 failed \(NaN or infinite\); \d+ not produced", headline)
+    assert re.search(r"\d+ of \d+ quantities computed; 0 failed \(its job failed, or NaN or infinite\); "
+                     r"\d+ not produced", headline)
     assert "match" not in headline and "match rates" not in index
     assert 'class="swatch verdict-match"' not in index and 'class="swatch verdict-computed"' in index
     board = (quick_run / QUICK["report"] / "scoreboard.html").read_text()
