@@ -346,8 +346,8 @@ RUN_STARTED = time.time()
 
 def end_of_run(success):
     """What ran, what did not and why, printed at the end of every run; after a failure or a stop, first the whole
-    report from what exists (isonorm.report.end_of_run), and then every output made without all its inputs marked
-    incomplete, so that the same command resumes the run (isonorm.run_status.untrusted_jobs)."""
+    report from what exists (isonorm.report.end_of_run), and then every output after a job this run did not finish
+    marked incomplete, so that the same command resumes the run (isonorm.run_status.untrusted_jobs)."""
     from isonorm.report.end_of_run import report_what_exists
     from isonorm.run_status import command_line, job_outcomes, missing_causes, untrusted_jobs
 
@@ -376,7 +376,7 @@ def end_of_run(success):
             lines.append("report: not rebuilt (stopped again); the same command rebuilds it")
     if not success:  # Snakemake's incomplete markers: `rerun-incomplete` (profiles/default) remakes these outputs
         dag = workflow.dag
-        for job in untrusted_jobs(dag.jobs, lambda job: dag.depending[job], lambda job: job.input,
+        for job in untrusted_jobs(dag.needrun_jobs(exclude_finished=True), lambda job: dag.depending[job],
                                   lambda job: job.output):
             workflow.persistence.started(job)
     print("\n".join(["", "=== end of run ===", *lines]), file=sys.stderr)

@@ -78,20 +78,22 @@ def test_a_job_that_died_in_this_run_failed_and_a_stop_fails_nothing(tmp_path):
                      "report: report/index.html"]
 
 
-def test_outputs_made_without_all_their_inputs_are_untrusted_downstream(tmp_path):
-    """The end-of-run report writes claims and pages from what exists; every output after a missing input is then
-    marked incomplete, so that the same command remakes it, and on its way what is missing upstream."""
-    for name in ("r/a.parquet", "claims.parquet", "board.csv", "index.html", "r/b.parquet", "other.csv"):
+def test_outputs_after_a_job_this_run_did_not_finish_are_untrusted(tmp_path):
+    """The end-of-run report writes claims and pages from what exists; every output after a job of this run that did
+    not finish is then marked incomplete, so that the same command remakes it, and on its way the job. A result an
+    earlier run made whose input has gone since (a data set deleted after its training) is no such job."""
+    for name in ("r/old.parquet", "claims.parquet", "board.csv", "index.html", "other.csv"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
     train = job(tmp_path, "train", ["r/missing.parquet"])
-    other = job(tmp_path, "other", ["other.csv"], ["r/b.parquet"])
-    claims = job(tmp_path, "claims", ["claims.parquet"], ["r/a.parquet", "r/missing.parquet"])
+    old = job(tmp_path, "old", ["r/old.parquet"], ["data/gone/.ready"])
+    other = job(tmp_path, "other", ["other.csv"], ["r/old.parquet"])
+    claims = job(tmp_path, "claims", ["claims.parquet"], ["r/old.parquet", "r/missing.parquet"])
     board = job(tmp_path, "board", ["board.csv"], ["claims.parquet"])
     index = job(tmp_path, "index", ["index.html", "gone.html"], ["board.csv"])
-    downstream = {id(train): [claims], id(claims): [board], id(board): [index], id(index): [], id(other): []}
-    untrusted = untrusted_jobs([train, other, claims, board, index], lambda j: downstream[id(j)],
-                               lambda j: j.input, lambda j: j.output)
+    downstream = {id(train): [claims], id(claims): [board], id(board): [index], id(index): [], id(other): [],
+                  id(old): [other, claims]}
+    untrusted = untrusted_jobs([train, claims, board, index], lambda j: downstream[id(j)], lambda j: j.output)
     assert sorted(j.rule.name for j in untrusted) == ["board", "claims", "index"]
 
 

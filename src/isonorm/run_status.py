@@ -11,8 +11,8 @@
   which the pages show on the items that read it; :func:`summary_lines` is the terminal's and the index's
   account of the run.
 - **A run that did not finish resumes by the same command**: :func:`untrusted_jobs` names the jobs whose outputs
-  exist but were made (or remade by the end-of-run report) without all their inputs; the workflow marks those
-  outputs incomplete in Snakemake's own records (rules/common.smk ``end_of_run``), so that the next run remakes
+  exist but were made (or remade by the end-of-run report) after a job of this run that did not finish; the
+  workflow marks those outputs incomplete in Snakemake's own records (rules/common.smk ``end_of_run``), so that the next run remakes
   them, and on its way every missing input upstream (docs/architecture.md, "A report from every run").
 - **A stop** (Ctrl-C) is recorded when it arrives (:class:`StopSignal`), so that the end of the run says
   "stopped" once, with the command that resumes it, instead of a failure for each job it cut short.
@@ -156,17 +156,18 @@ STOPPED_CAUSE = "the run was stopped (Ctrl-C) before it finished"
 J = TypeVar("J")
 
 
-def untrusted_jobs(jobs: Iterable[J], downstream: Callable[[J], Iterable[J]], inputs: Callable[[J], Iterable[str]],
+def untrusted_jobs(unfinished: Iterable[J], downstream: Callable[[J], Iterable[J]],
                    outputs: Callable[[J], Iterable[str]]) -> list[J]:
-    """The jobs an unfinished run leaves with outputs that must be remade: every job with an input missing, and
-    every job after one (``downstream``: the jobs that read a job's outputs), whose outputs exist. Snakemake
-    decides what to run from the targets down: an output that exists and is newer than its existing inputs is up
-    to date, and nothing upstream of it is looked at. The end-of-run report writes the claims, pages and index
-    from what exists, at the outputs of the report rules; left so, the same command would find them up to date
-    and never run the jobs that are missing (docs/architecture.md, "A report from every run")."""
-    start = [job for job in jobs if any(not Path(f).exists() for f in inputs(job))]
+    """The jobs an unfinished run leaves with outputs that must be remade: the jobs this run was to run and did not
+    finish (``unfinished``), and every job after one (``downstream``: the jobs that read a job's outputs), whose
+    outputs exist. Snakemake decides what to run from the targets down: an output that exists and is newer than
+    its existing inputs is up to date, and nothing upstream of it is looked at. The end-of-run report writes the
+    claims, pages and index from what exists, at the outputs of the report rules; left so, the same command would
+    find them up to date and never run the jobs that are missing (docs/architecture.md, "Resuming: the same
+    command"). Only what this run was to make counts: a result made by an earlier run whose input has gone since
+    (a data set deleted after its training) is not remade."""
     seen: dict[int, J] = {}
-    todo = list(start)
+    todo = list(unfinished)
     while todo:
         job = todo.pop()
         if id(job) not in seen:
