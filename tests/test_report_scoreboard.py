@@ -237,7 +237,7 @@ def test_every_verdict_path(two_papers):
 def test_scoreboard_csv_round_trip(two_papers, tmp_path):
     board = build_scoreboard(*two_papers, preset="paper")
     path = write_scoreboard(board, tmp_path / "results" / "scoreboard.csv")
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in path.parent.iterdir() if ".tmp" in p.name] == []
     assert path.read_text().splitlines()[0] == ",".join(SCOREBOARD_COLUMNS)
     pd.testing.assert_frame_equal(read_scoreboard(path), board, check_dtype=False)
 

@@ -20,10 +20,11 @@ READABLE = 0o644
 @contextlib.contextmanager
 def atomic_write(path: str | Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path`` to write to; it replaces ``path`` when the block succeeds and is
-    removed when it fails."""
+    removed when it fails. Its name ends in ``.tmp`` and then ``path``'s own suffix, so that a writer that reads the
+    format from the suffix (papermill's ``.ipynb``) takes it for what it is."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     try:
