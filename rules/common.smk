@@ -209,7 +209,7 @@ def paper_cost_lines(jobs):
     """The cost lines of the data and GPU jobs among ``jobs`` (isonorm.plan.cost_lines): a training is a job that
     writes a file registered under `trains`."""
     trains = {str(Path(f).relative_to(RESULTS)) for f in registered_files(TRAINS)}
-    data = trains | {str(Path(f).relative_to(RESULTS)) for f in registered_files(NEEDS_DATA)}
+    data = {str(Path(f).relative_to(RESULTS)) for f in registered_files(NEEDS_DATA, TRAINS)}
     outputs = [[str(Path(f).relative_to(RESULTS)) for f in job.output if Path(f).is_relative_to(RESULTS)]
                for job in jobs]
     costed = [files for files in outputs if data.intersection(files)]
@@ -312,17 +312,16 @@ def paper_results(wc):
     return [f for files in planned_results(wc.slug).values() for f in files]
 
 
-def registered_files(need):
-    """Every results file of every paper registered under ``need``, planned or not."""
-    return [f for slug in PAPERS for files in REGISTERED[slug][need].values() for f in files]
+def registered_files(*needs):
+    """Every results file of every paper registered under one of ``needs``, planned or not (paper by paper)."""
+    return [f for slug in PAPERS for need in needs for files in REGISTERED[slug][need].values() for f in files]
 
 
 def data_results(wc=None):
     """Every results file of a job that needs a data set, a checkpoint or a GPU, of every paper (the shapes preset's
     jobs, whose cost table the cost stage writes)."""
     plan = run_plan()
-    return [f for slug in PAPERS for need in (NEEDS_DATA, TRAINS) if plan.left_out(need) is None
-            for files in REGISTERED[slug][need].values() for f in files]
+    return registered_files(*(need for need in (NEEDS_DATA, TRAINS) if plan.left_out(need) is None))
 
 
 def all_left_out():
