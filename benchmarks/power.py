@@ -151,7 +151,7 @@ def partial_scoreboard(folder: Path, preset: str, papers: list[str]) -> None:
     """The scoreboard of ``papers`` alone, built by the folder's own code (what the scoreboard rule runs)."""
     claims = targets(preset, papers)
     references = [f"notebooks/reference/{slug}.yaml" for slug in papers]
-    code = ("from isonorm.report.scoreboard import build_scoreboard, write_scoreboard\n"
+    code = ("from isonorm.verdicts.scoreboard import build_scoreboard, write_scoreboard\n"
             f"board = build_scoreboard({references!r}, {claims!r}, {preset!r})\n"
             f"write_scoreboard(board, {scoreboard(preset, papers)!r})")
     done = _python(code, folder / "src", folder)

@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from isonorm.atomic import write_text_atomically
-from isonorm.report.comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NOT_RUN, SCORED
-from isonorm.report.scoreboard import apart_counts, is_smoke, read_scoreboard, summarize_scoreboard
+from isonorm.verdicts.comparison import FAILED, INCONCLUSIVE, MATCH, MISMATCH, NOT_RUN, SCORED
+from isonorm.verdicts.scoreboard import apart_counts, is_smoke, read_scoreboard, summarize_scoreboard
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -245,7 +245,7 @@ def register_results(slug, *, data_free=None, needs_data=None, trains=None):
     networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
     the last two are dicts or functions returning one. Its plain items' files are added to ``data_free``. The
     paper's items (isonorm.items.paper_items) must read every key and only these; their claims functions, each
-    ``claims(results, config) -> {item id: {quantity: value}}`` (isonorm.report.claims), are what measures the
+    ``claims(results, config) -> {item id: {quantity: value}}`` (isonorm.verdicts.claims), are what measures the
     paper's checkable quantities, held by name for the job."""
     by_hand, plain = dict(data_free or {}), plain_results(slug)
     if set(by_hand) & set(plain):

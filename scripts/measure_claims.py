@@ -2,7 +2,7 @@
 functions its rules/<slug>.smk registers, then scored against its reference file (the page's and the scoreboard's
 rows)."""
 
-from isonorm.report.stages import paper_claims
+from isonorm.verdicts.stages import paper_claims
 from isonorm.workflow import logged_job
 
 with logged_job(snakemake):

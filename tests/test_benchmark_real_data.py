@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO, script_module
-from isonorm.report.scoreboard import SCOREBOARD_COLUMNS
+from isonorm.verdicts.scoreboard import SCOREBOARD_COLUMNS
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import torch
 
 from isonorm.data import fetch_dataset
 from isonorm.experiments.daneshmand2021 import claims, layer_profiles, simulations, summaries
-from isonorm.report.claims import CLAIM_COLUMNS, measure_parts
+from isonorm.verdicts.claims import CLAIM_COLUMNS, measure_parts
 from isonorm.runtime import generator
 from isonorm.simulate import run_chain
 

@@ -42,7 +42,6 @@ POST_DEPLOY = ENVS / "pipeline.post-deploy.sh"
 
 # Imported by src/ but not needed by any rule, so neither in the rules' env nor in pyproject.toml:
 OPTIONAL_IMPORTS = {
-    "selenium": "the report's headless-browser check (isonorm.report.browser_check), test time: envs/test.txt",
     "httpx": "isonorm.sources.hub's fallback for a huggingface_hub older than 2.x, whose client was httpx",
 }
 # Imported by src/ only to catch another package's errors, and installed by that package: not declared in

@@ -14,7 +14,7 @@ import pytest
 from conftest import PAPERS, REPO
 from isonorm.callables import resolve
 from isonorm.items import PLAIN_RESULTS, Item, paper_items, paper_modules
-from isonorm.report.ids import named_items
+from isonorm.verdicts.ids import named_items
 
 # a rule of rules/<slug>.smk: `use rule <kind>_job as <name> with:` and its indented block
 RULE = re.compile(r"^use rule (\w+)_job as (\w+) with:\n((?:[ \t]+.*\n|\n)*)", re.MULTILINE)
@@ -146,7 +146,7 @@ def test_a_plain_item_is_one_simulation_job_under_its_own_id():
 
 @pytest.mark.parametrize("slug", PAPERS)
 def test_every_referenced_item_has_a_record(slug):
-    from isonorm.report import load_references
+    from isonorm.verdicts import load_references
 
     referenced = set(load_references(REPO / "notebooks" / "reference" / f"{slug}.yaml")["item"])
     assert referenced <= {item.id for item in paper_items(slug)}
@@ -166,7 +166,7 @@ def test_an_item_whose_job_failed_is_failed_and_one_whose_input_could_not_be_mad
     """One honest count: a job of the item failed, its rows fail; its input could not be made (a download failed)
     or the run stopped before its job, its rows stay not-run with the root cause in the note."""
     from isonorm.items import unfinished_items
-    from isonorm.report.scoreboard import PART_MEASURED, unfinished_rows
+    from isonorm.verdicts.scoreboard import PART_MEASURED, unfinished_rows
     import pandas as pd
 
     items = [Item("lu2024-table4", "t", "training", lambda: None, ("table4",)),

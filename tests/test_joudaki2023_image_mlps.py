@@ -14,7 +14,7 @@ from isonorm.experiments.joudaki2023 import image_mlp_summaries as s
 from isonorm.experiments.joudaki2023 import image_mlps as m
 from isonorm.metrics import isometry_strength, training_isometry_gap
 from isonorm.models.layernorm_mlp import LayerNormMLP
-from isonorm.report.claims import Measured
+from isonorm.verdicts.claims import Measured
 from isonorm.runtime import generator
 from isonorm.train import StackedModels
 

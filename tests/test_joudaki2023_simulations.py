@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from isonorm.experiments.joudaki2023 import simulation_summaries as s
-from isonorm.report.claims import Measured
+from isonorm.verdicts.claims import Measured
 from isonorm.experiments.joudaki2023 import simulations, spreads
 
 # The smoke tests of joudaki2023-fig4 … joudaki2023-figb3: n = 4, tiny d, 2 repeats; numerics as in config.yaml.

@@ -11,7 +11,7 @@ import torch
 from isonorm.data import fetch_dataset
 from isonorm.experiments.lu2024 import trained_nets as tn
 from isonorm.experiments.lu2024 import trained_summaries as ts
-from isonorm.report.claims import measured_over_runs
+from isonorm.verdicts.claims import measured_over_runs
 from isonorm.results import read_results, write_results
 
 OPTIMIZERS = {"sgd": {"lr": 1e-3, "momentum": 0.9}, "adam": {"lr": 1e-3}}

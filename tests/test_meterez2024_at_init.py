@@ -15,7 +15,7 @@ from isonorm.experiments.meterez2024 import at_init as m
 from isonorm.experiments.meterez2024 import at_init_summaries as s
 from isonorm.metrics import explosion_rate, gram, isometry_gap
 from isonorm.models.bn_mlp import single_run_reference
-from isonorm.report.claims import Measured
+from isonorm.verdicts.claims import Measured
 from isonorm.results import write_results
 from isonorm.runtime import generator
 

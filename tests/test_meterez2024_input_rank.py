@@ -91,7 +91,7 @@ def test_a_rank_std_counts_its_batches_so_a_printed_std_brings_its_own_noise():
     """A std over 100 batches has the sampling noise of 100 batches; the printed one (``paper_runs: 100``) as much.
     Without its batch count the scoreboard could not scale its spread to the paper's count, and a std that differs
     by less than either's noise was a mismatch (Fashion-MNIST n = 512 on real data: 5.06 against 4.20)."""
-    from isonorm.report.scoreboard import reported_noise
+    from isonorm.verdicts.scoreboard import reported_noise
 
     values = torch.Generator().manual_seed(0)
     ranks = (torch.randn(100, generator=values) * 4 + 275).round().numpy()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from isonorm.report.references import load_all_references, load_references
+from isonorm.verdicts.references import load_all_references, load_references
 
 REFERENCES = sorted((Path(__file__).resolve().parents[1] / "notebooks" / "reference").glob("*.yaml"))
 # "Checks": the quantities whose value is an integral of a fixed function (the isometry strength β of an

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import load_references
+from isonorm.verdicts.references import load_references
 
 PATH = Path(__file__).resolve().parents[1] / "notebooks" / "reference" / "daneshmand2021.yaml"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import load_references
+from isonorm.verdicts.references import load_references
 
 PATH = Path(__file__).resolve().parents[1] / "notebooks" / "reference" / "joudaki2023.yaml"
 # As written: the BaseLoader keeps every scalar a string, so 1.120 keeps its last digit.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import BASES, load_references
+from isonorm.verdicts.references import BASES, load_references
 
 PATH = Path(__file__).resolve().parents[1] / "notebooks" / "reference" / "lu2024.yaml"
 # A row stating the difference of two printed values carries both roundings: twice half a unit (Tolerances).

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import BASES, load_references
+from isonorm.verdicts.references import BASES, load_references
 
 PATH = Path(__file__).resolve().parents[1] / "notebooks" / "reference" / "meterez2024.yaml"
 # A read-off row whose tolerance is not the figure's precision says so: "tolerance K × the read-off precision".

@@ -1,6 +1,6 @@
 """Every read-off value follows from where it was read (docs/decisions/README.md, "Read-offs"): each read-off row
 records the coordinates it was read at (`read`), each read-off figure the ticks that calibrate its axes (`axes`),
-and the value recomputed through them (isonorm.report.readoff_values) is the one the reference file gives, to its
+and the value recomputed through them (isonorm.verdicts.readoff_values) is the one the reference file gives, to its
 written digits. A value edited by hand, a coordinate miscopied or a tick moved fails here. The reference files as
 written; no pipeline output is involved."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.readoff_values import axis_fit, recompute
+from isonorm.verdicts.readoff_values import axis_fit, recompute
 
 REFERENCES = sorted((Path(__file__).resolve().parents[1] / "notebooks" / "reference").glob("*.yaml"))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import ReferenceFormatError, load_references
+from isonorm.verdicts.references import ReferenceFormatError, load_references
 
 REFERENCES = sorted((Path(__file__).resolve().parents[1] / "notebooks" / "reference").glob("*.yaml"))
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

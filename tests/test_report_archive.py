@@ -133,7 +133,7 @@ def test_archive_files_every_result_by_paper_and_item(unpacked):
 @pytest.mark.integration
 @pytest.mark.browser
 def test_pages_of_the_unpacked_archive_show_their_figures(unpacked):
-    from isonorm.report.browser_check import browser_unavailable_reason, check_report, headless_chromium
+    from tools.browser_check import browser_unavailable_reason, check_report, headless_chromium
 
     reason = browser_unavailable_reason()
     if reason:

@@ -12,11 +12,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-import isonorm.report.browser_check as browser_check
+import tools.browser_check as browser_check
 import isonorm.report.notebook as notebook
-from isonorm.report.browser_check import BrowserUnavailable, browser_unavailable_reason, check_report, headless_chromium
+from tools.browser_check import BrowserUnavailable, browser_unavailable_reason, check_report, headless_chromium
 from isonorm.report.notebook import ItemRenderer
-from isonorm.report.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
+from isonorm.verdicts.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
 from isonorm.report.site import build_index
 
 # Skips only where Chromium, chromedriver or Selenium is not installed, saying which.

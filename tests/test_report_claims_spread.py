@@ -1,4 +1,4 @@
-"""Seed spreads of claims (isonorm.report.claims): the 95 % confidence half-width over runs or blocks of runs."""
+"""Seed spreads of claims (isonorm.verdicts.claims): the 95 % confidence half-width over runs or blocks of runs."""
 
 import math
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from isonorm.report.claims import Measured, blocks, measure_parts, measured_over_runs, spread_over_runs
+from isonorm.verdicts.claims import Measured, blocks, measure_parts, measured_over_runs, spread_over_runs
 
 
 def test_spread_is_students_half_width_over_finite_values():

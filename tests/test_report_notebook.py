@@ -18,13 +18,13 @@ import yaml
 
 import isonorm.report.item_notes as item_notes
 import isonorm.report.notebook as notebook
-from isonorm.report.claims import write_claims
+from isonorm.verdicts.claims import write_claims
 from isonorm.report.figure_style import THEME
 from isonorm.report.item_files import FIGURE_FORMATS
 from isonorm.report.markup import escape
 from isonorm.report.notebook import ItemRenderer
-from isonorm.report.references import load_references
-from isonorm.report.scoreboard import read_scored, score_files, write_scored
+from isonorm.verdicts.references import load_references
+from isonorm.verdicts.scoreboard import read_scored, score_files, write_scored
 from isonorm.results import write_results
 
 

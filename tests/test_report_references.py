@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from isonorm.report.references import (
+from isonorm.verdicts.references import (
     COLUMNS,
     PlotSpec,
     ReferenceFormatError,

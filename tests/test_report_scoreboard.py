@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from isonorm.report.claims import as_text, read_claims, validate_claims, write_claims
-from isonorm.report.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
-from isonorm.report.scoreboard import (
+from isonorm.verdicts.claims import as_text, read_claims, validate_claims, write_claims
+from isonorm.verdicts.comparison import HEADLINE_VERDICTS, describe_tolerance, judge, verdict, weak, weak_reason, within
+from isonorm.verdicts.scoreboard import (
     SCOREBOARD_COLUMNS,
     SCORED_COLUMNS,
     apart_counts,

@@ -14,7 +14,7 @@ import torch
 from isonorm.report.benchmarks import read_benchmark, read_benchmarks, rule_and_wildcards, runtime_per_rule
 from isonorm.report.item_grid import page_items, tile_state
 from isonorm.report.markup import VERDICT_COLOURS, VERDICT_EDGES
-from isonorm.report.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
+from isonorm.verdicts.scoreboard import SCOREBOARD_COLUMNS, write_scoreboard
 from isonorm.report.site import SitePages, build_index, job_devices
 from isonorm.results import write_results
 from isonorm.report.verdict_figure import verdict_counts

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from isonorm.report.comparison import INCONCLUSIVE, MATCH, MISMATCH, decide, judge, runs_to_decide
+from isonorm.verdicts.comparison import INCONCLUSIVE, MATCH, MISMATCH, decide, judge, runs_to_decide
 
 NAN = math.nan
 
@@ -54,8 +54,8 @@ def test_a_figure_of_a_few_runs_brings_its_own_noise(tmp_path):
     same row without the figure's run count cannot (its spread is wider than the precision)."""
     import pandas as pd
     import yaml
-    from isonorm.report.claims import write_claims
-    from isonorm.report.scoreboard import build_scoreboard, reported_noise
+    from isonorm.verdicts.claims import write_claims
+    from isonorm.verdicts.scoreboard import build_scoreboard, reported_noise
 
     assert reported_noise(0.05, 10, 10) == pytest.approx(0.05) and reported_noise(0.05, 40, 10) == pytest.approx(0.1)
     assert math.isnan(reported_noise(NAN, 10, 10)) and math.isnan(reported_noise(0.05, NAN, 10))
@@ -86,7 +86,7 @@ def test_a_figure_of_a_few_runs_brings_its_own_noise(tmp_path):
 def test_a_cell_of_one_seed_is_inconclusive():
     """lu2024's trained tables run one seed (`seeds: [42]`): their cells carry runs = 1 and no spread, so a
     difference at half a printed digit is not scored as a match or a mismatch ("No verdict without a spread")."""
-    from isonorm.report.claims import measured_over_runs
+    from isonorm.verdicts.claims import measured_over_runs
 
     one = measured_over_runs([0.996])
     assert one.runs == 1 and math.isnan(one.spread)
@@ -100,8 +100,8 @@ def _scored(tmp_path, rows, claims, readoffs=None):
     value, spread, runs)."""
     import pandas as pd
     import yaml
-    from isonorm.report.claims import write_claims
-    from isonorm.report.scoreboard import build_scoreboard
+    from isonorm.verdicts.claims import write_claims
+    from isonorm.verdicts.scoreboard import build_scoreboard
 
     base = {"description": "d", "kind": "exact", "compare": "abs", "provenance": "printed", "source": "s",
             "basis": "digits"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from isonorm.report.claims import read_claims, write_claims
+from isonorm.verdicts.claims import read_claims, write_claims
 from isonorm.results import DamagedResultError, read_metadata, read_results, write_results
 
 

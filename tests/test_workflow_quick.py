@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from conftest import PAPER, PAPERS, QUICK, REPO, snakemake
-from isonorm.report import SCOREBOARD_COLUMNS, load_references
-from isonorm.report.comparison import SMOKE_VERDICTS
-from isonorm.report.ids import named_items
+from isonorm.verdicts import SCOREBOARD_COLUMNS, load_references
+from isonorm.verdicts.comparison import SMOKE_VERDICTS
+from isonorm.verdicts.ids import named_items
 
 pytestmark = pytest.mark.integration
 # Every item a paper's notebook names (each item cell names its id literally; tests/test_report_pages.py checks
@@ -99,8 +99,8 @@ def screenshot_folder(tmp_path_factory) -> Path:
 @pytest.mark.browser
 def test_report_in_headless_chromium(quick_run, tmp_path_factory):
     """Every page of the quick report in a 1280 x 1080 window: images load, ids and links resolve, no page scrolls
-    sideways (isonorm.report.browser_check); the first screen of each page is kept."""
-    from isonorm.report.browser_check import browser_unavailable_reason, check_report
+    sideways (tools.browser_check); the first screen of each page is kept."""
+    from tools.browser_check import browser_unavailable_reason, check_report
 
     reason = browser_unavailable_reason()
     if reason:
@@ -117,7 +117,7 @@ def test_report_in_headless_chromium(quick_run, tmp_path_factory):
 def test_a_data_free_page_at_the_papers_settings_fits_the_screen(workflow_dir, paper_root_run, tmp_path_factory):
     """The paper configuration's data-free run (conftest.PAPER_ROOT_RUN: lu2024's page, scored against the paper,
     its trained items not run): the same browser check, in the same 1280 x 1080 window."""
-    from isonorm.report.browser_check import browser_unavailable_reason, check_report
+    from tools.browser_check import browser_unavailable_reason, check_report
 
     reason = browser_unavailable_reason()
     if reason:

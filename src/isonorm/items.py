@@ -20,7 +20,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .report.ids import check_item_id
+from .verdicts.ids import check_item_id
 
 # The job that computes an item's results: the template rule of its kind (rules/experiment_jobs.smk), or none for
 # an item the notebook draws without results (a notation table, a schematic). An item whose parts several jobs

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..sources import link_or_copy  # a hard link, or a copy where the file system has none
-from .ids import is_slug
+from ..verdicts.ids import is_slug
 
 # Underscored, to stand apart from the paper folders and, in the paper configuration's report/, from the other
 # presets' report roots beside them.

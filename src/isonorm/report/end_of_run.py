@@ -3,7 +3,7 @@
 Snakemake runs the report rules only once every result they read exists. When a job fails (a download that cannot
 be reached, a gated checkpoint, a bug), ``keep-going`` still runs every job it can, and then the run's ``onerror``
 hook (rules/report.smk) calls :func:`report_what_exists`: the same four steps as the report rules
-(:mod:`.stages`), on the results that exist. Each paper's claims are measured from the files of its result keys
+(:mod:`.stages`, isonorm.verdicts.stages), on the results that exist. Each paper's claims are measured from the files of its result keys
 that exist (a key's jobs are one per data set or variant: the MNIST rows of a figure whose CIFAR-10 download failed
 are measured) and scored against its reference file (a reference without a claim is ``not-run``, with the
 root cause when an input of its item could not be made, or ``failed`` when a job of its item failed; a row measured
@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..atomic import write_text_atomically
 from ..run_status import one_line
 from .markup import escape, style_block
+from ..verdicts import stages as verdict_stages
 from . import stages
 
 log = logging.getLogger("isonorm")
@@ -88,13 +89,13 @@ def report_what_exists(
         page = report_root / f"{slug}.html"
         measured = []
         try:  # seconds: measured again whatever exists, as the paper_claims job would
-            stages.measure_claims(slug, claims[slug], present, config, claims_file)
+            verdict_stages.measure_claims(slug, claims[slug], present, config, claims_file)
             measured.append(claims_file)
         except Exception as err:  # noqa: BLE001 - reported in the summary and on the page; the other papers go on
             log.exception("claims of %s from the results that exist", slug)
             problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
         try:  # without claims, every reference of the paper is not-run
-            stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, unfinished(slug))
+            verdict_stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, unfinished(slug))
             scored_files.append(scored_file)
         except Exception as err:  # noqa: BLE001 - as above; the page shows no reference tables
             log.exception("scoring of %s", slug)
@@ -113,7 +114,7 @@ def report_what_exists(
             _failed_page(page, slug, one_line(err), str(notebook_log))
             problems.append(f"page of {slug} could not be rendered: {one_line(err)} (log: {notebook_log})")
     board = results_root / "scoreboard.csv"
-    stages.scoreboard(scored_files, board)
+    verdict_stages.scoreboard(scored_files, board)
     stages.site_index(report_root / "index.html", board, papers, [reference_file(slug) for slug in papers], config,
                       results_root / "benchmarks", [*summary, *problems])
     return problems

@@ -18,11 +18,11 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import (COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN,
+from ..verdicts.comparison import (COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN,
                          VERDICTS)
-from .ids import paper_of
+from ..verdicts.ids import paper_of
 from .markup import NOT_REPRODUCIBLE, escape
-from .scoreboard import headline_rows
+from ..verdicts.scoreboard import headline_rows
 
 # Worst first: the colour of a tile is the first of these that any of its reference values has.
 WORST_FIRST = (FAILED, MISMATCH, INCONCLUSIVE, NOT_RUN, NOT_PRODUCED, MATCH, COMPUTED)

@@ -12,7 +12,7 @@ import re
 import pandas as pd
 
 from ..outputs import PAPER_PRESET  # any other preset is flagged on every page and item
-from .comparison import ALTERNATIVE, DEFAULT, SMOKE_MEANINGS, describe_tolerance, marked_weak
+from ..verdicts.comparison import ALTERNATIVE, DEFAULT, SMOKE_MEANINGS, describe_tolerance, marked_weak
 
 # The one palette of the report: verdict cells, item tiles, legends and the verdict figure of the index all use
 # it. Light enough for black text on top; ``not-reproducible`` marks an item the project cannot reproduce.
@@ -30,7 +30,7 @@ VERDICT_EDGES = {
 }
 
 # An item's caption says what is drawn and with which settings: at most this many lines in the browser check's
-# window (isonorm.report.browser_check); how it was computed goes to the renderer's ``method``, folded under it.
+# window (tests/tools/browser_check.py); how it was computed goes to the renderer's ``method``, folded under it.
 CAPTION_LINES = 4
 
 # For pages this package writes whole (the index, the scoreboard); the notebook pages keep nbconvert's layout.

@@ -34,13 +34,13 @@ from ..results import read_all_results, read_metadata  # noqa: E402
 from ..run_status import absence_text  # noqa: E402
 from .bands import seeded_ci  # noqa: E402
 from .figure_style import THEME  # noqa: E402
-from .ids import check_item_id, check_slug  # noqa: E402
+from ..verdicts.ids import check_item_id, check_slug  # noqa: E402
 from .item_files import FIGURE_FORMATS, TABLE_FORMATS, save_figure, save_table  # noqa: E402
 from .item_notes import ItemNotes  # noqa: E402
 from .markup import escape, frame_table, preset_badge, reference_table, style_block, with_code  # noqa: E402
 from .paper_points import draw_item_points  # noqa: E402
-from .references import load_references  # noqa: E402
-from .scoreboard import read_scored  # noqa: E402
+from ..verdicts.references import load_references  # noqa: E402
+from ..verdicts.scoreboard import read_scored  # noqa: E402
 
 # Error bands of every line plot: the mean with a seeded 95 % bootstrap CI (1000 resamples, seaborn's default
 # estimator; metrics M6), seeded so that a rerun draws the same band (decision B12). The band is seaborn's

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.transforms import IdentityTransform
 
 from ..outputs import PAPER_PRESET
-from .references import PlotSpec
+from ..verdicts.references import PlotSpec
 
 # The paper's values on a figure: a large star with a black edge above every curve, filled with the colour of
 # the curve it belongs to (black for a value of no single curve), and one legend entry "paper" per legend.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from .references import paper_title
+from ..verdicts.references import paper_title
 
 
 def paper_pages(papers: Sequence[str], references: Sequence[str | Path]) -> list[dict[str, str]]:

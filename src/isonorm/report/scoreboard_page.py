@@ -13,10 +13,10 @@ from typing import Mapping
 
 import pandas as pd
 
-from .comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
+from ..verdicts.comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
 from .markup import escape, format_number, smoke_states, style_block, verdict_cell
-from .references import READINGS
-from .scoreboard import is_smoke
+from ..verdicts.references import READINGS
+from ..verdicts.scoreboard import is_smoke
 
 # The scoreboard's columns but the preset (the page says it once) and basis_detail (the basis's words, shown as
 # its cell's tooltip).

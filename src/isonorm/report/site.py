@@ -20,10 +20,10 @@ from ..atomic import write_text_atomically
 from ..results import read_metadata
 from .archive import lay_out_archive
 from .benchmarks import read_benchmarks, runtime_per_rule
-from .comparison import WEAK_MEANING
+from ..verdicts.comparison import WEAK_MEANING
 from .item_grid import grid_html, item_tiles, linked_items
 from .markup import PAPER_PRESET, escape, frame_table, style_block, with_code
-from .scoreboard import (apart_counts, headline, is_smoke, match_rates, read_scoreboard, summarize_scoreboard,
+from ..verdicts.scoreboard import (apart_counts, headline, is_smoke, match_rates, read_scoreboard, summarize_scoreboard,
                          verdict_columns)
 from .scoreboard_page import scoreboard_page
 from .verdict_figure import verdict_figure

@@ -1,54 +1,14 @@
-"""The report stage's four steps, each one function: called by the rule scripts (scripts/measure_claims.py,
-render_notebook.py, build_scoreboard.py, build_index.py) when every result is there, and by the end of a run
-that could not produce them all (:mod:`.end_of_run`), with what exists. One implementation, two callers.
-
-A paper's claims are scored once, by its claims step (:func:`paper_claims`: :func:`measure_claims`, then
-:func:`paper_scored`, which the end of a run calls apart, so that a paper whose claims fail is still scored); its
-page shows those rows and the scoreboard puts every paper's rows together. Each step reads the reference files it
-is given, as its rule declares them: none of them knows where the workflow keeps them.
+"""The page and index rules' steps, each one function: called by the rule scripts (scripts/render_notebook.py,
+build_index.py) when every result is there, and by the end of a run that could not produce them all
+(:mod:`.end_of_run`), with what exists. One implementation, two callers. The claims and scoreboard steps are the
+verdicts' (isonorm.verdicts.stages): a page shows the rows they scored and decides nothing.
 """
 
 from __future__ import annotations
 
-import logging
 from glob import glob
 from pathlib import Path
 from typing import Any, Mapping, Sequence
-
-log = logging.getLogger("isonorm")
-
-
-def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
-                 config: Mapping[str, Any], output: str | Path, reference: str | Path, scored: str | Path) -> None:
-    """The paper_claims rule: the paper's claims measured (:func:`measure_claims`, ``output``), then scored against
-    its ``reference`` file (:func:`paper_scored`, ``scored``)."""
-    measure_claims(slug, claim_functions, results, config, output)
-    paper_scored(reference, [output], config["preset"], scored)
-
-
-def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
-                   config: Mapping[str, Any], output: str | Path) -> None:
-    """``<RESULTS>/<slug>/claims.parquet``: the quantities the paper's claims functions measure from ``results``
-    (result key -> files; a key the run did not produce is absent, and its items' quantities with it)."""
-    from ..results import write_results
-    from ..callables import resolve
-    from .claims import measure_parts
-
-    parts = [resolve(spec) for spec in claim_functions]
-    frame = measure_parts(slug, parts, results, config[slug])
-    write_results(frame, output, config={"paper": slug, "preset": config["preset"]})
-
-
-def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path,
-                 unfinished: Mapping[str, Mapping[str, str]] | None = None) -> None:
-    """``<RESULTS>/<slug>/scored.csv``: the paper's ``reference`` values scored against its ``claims`` files (none,
-    or none that exists: every reference ``not-run``), as the scoreboard scores them (:func:`.scoreboard.score_files`,
-    a smoke run's rows for a preset other than the paper's). ``unfinished``: {item id: {state, cause}} of the items
-    this run did not finish (the end of a run that could not finish); their unmeasured rows say why
-    (:func:`.scoreboard.unfinished_rows`)."""
-    from .scoreboard import score_files, unfinished_rows, write_scored
-
-    write_scored(unfinished_rows(score_files([reference], claims, preset), unfinished or {}), output)
 
 
 def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: str | Path, executed: str | Path,
@@ -56,7 +16,7 @@ def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: s
                references: str | Path | None, scored: str | Path | None) -> None:
     """``<REPORT>/<slug>.html`` and its item files: the paper's notebook run with papermill. ``not_run``: results
     files this run did not produce and why (isonorm.plan, isonorm.run_status), shown on the items that read them.
-    ``references`` (the paper's reference file) and ``scored`` (its scored rows, :func:`paper_scored`) are passed on
+    ``references`` (the paper's reference file) and ``scored`` (its scored rows, :func:`isonorm.verdicts.stages.paper_scored`) are passed on
     to the notebook; None: no paper points, no reported-vs-reproduced tables."""
     from .render import render_paper_notebook
 
@@ -72,18 +32,6 @@ def paper_page(slug: str, notebook: str | Path, results_dir: str | Path, page: s
             "scored": None if scored is None else str(scored),
         }},
     )
-
-
-def scoreboard(scored: Sequence[str | Path], output: str | Path) -> None:
-    """``<RESULTS>/scoreboard.csv``: every paper's scored rows (:func:`paper_scored`), put together."""
-    from . import summarize_scoreboard, write_scoreboard
-    from .scoreboard import apart_counts, headline, read_scored, scoreboard_of
-
-    board = scoreboard_of(read_scored(path) for path in scored)
-    write_scoreboard(board, output)
-    # The headline counts default readings of a reproduction only (docs/decisions/README.md, "Verdicts").
-    log.info("scoreboard: %s\n%s\ncounted apart:\n%s", headline(board), summarize_scoreboard(board).to_string(),
-             apart_counts(board).to_string())
 
 
 def site_index(index: str | Path, scoreboard_csv: str | Path, papers: Sequence[str], references: Sequence[str | Path],

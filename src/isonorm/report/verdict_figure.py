@@ -15,9 +15,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from .comparison import COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN
+from ..verdicts.comparison import COMPUTED, FAILED, INCONCLUSIVE, MATCH, MISMATCH, NO_REFERENCE, NOT_PRODUCED, NOT_RUN
 from .markup import VERDICT_COLOURS, VERDICT_EDGES, smoke_states
-from .scoreboard import is_smoke, summarize_scoreboard
+from ..verdicts.scoreboard import is_smoke, summarize_scoreboard
 
 # The verdicts a bar stacks, left to right; no-reference rows (a measured quantity no reference lists) have
 # nothing to reproduce and are counted in the caption instead.

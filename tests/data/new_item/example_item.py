@@ -12,7 +12,7 @@ import torch
 
 from ...items import Item
 from ...metrics import gram, isometry_gap
-from ...report.claims import Measured, measured_over_runs
+from ...verdicts.claims import Measured, measured_over_runs
 from ...results import read_all_results
 from ...runtime import generator
 

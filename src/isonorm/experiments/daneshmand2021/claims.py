@@ -4,7 +4,7 @@
 paper_claims rule writes them as one row per (item, quantity)); notebooks/reference/daneshmand2021.yaml holds
 what the paper printed for the same keys, and the scoreboard compares the two. Nothing here reads the reference.
 
-Every item with several runs gives its quantities with their seed spread (``report.claims.Measured``): the
+Every item with several runs gives its quantities with their seed spread (``verdicts.claims.Measured``): the
 95 % half-width over runs, or over batches where the figure averages batches of one network (Appendix Fig. 6).
 A relation the paper states (BN ends below vanilla, the wider plateau is lower, the loss grows with depth) is
 scored as the number it relates, a difference or a slope, never as a boolean a flat curve passes
@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured, measured_over_runs
+from ...verdicts.claims import Measured, measured_over_runs
 from ...results import read_all_results
 from . import summaries as s
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured
+from ...verdicts.claims import Measured
 from ...results import read_all_results
 from .spreads import measured_with_spread
 

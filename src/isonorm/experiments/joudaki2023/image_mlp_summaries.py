@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured
+from ...verdicts.claims import Measured
 from ...results import read_all_results
 from .spreads import measured_with_spread
 
@@ -158,7 +158,7 @@ def _fig2(df: pd.DataFrame, activation: str) -> dict[str, float]:
     last = last_epoch(rows)
     out: dict[str, float] = {}
     # A layer the network does not have (a smaller depth than the paper's) gives no quantity: a NaN is a fault
-    # (isonorm.report.comparison.judge_smoke).
+    # (isonorm.verdicts.comparison.judge_smoke).
     modules = set(profile.module)
     for layer in (layer for layer in range(11) if f"norm-{layer}" in modules):
         out[f"init_norm{layer}"] = value_at(profile, f"norm-{layer}", epoch=0)

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured, measured_over_runs
+from ...verdicts.claims import Measured, measured_over_runs
 from ...results import read_all_results
 from .spreads import Reducer, measured_with_spread, per_block
 

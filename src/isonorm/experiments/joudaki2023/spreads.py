@@ -1,6 +1,6 @@
 """Seed spreads of joudaki2023's claims (docs/decisions/joudaki2023.md, "Seed spreads"): a quantity of a figure's
 mean curve, measured again on each run's (or each block of runs') own curve; the spread of those values is the
-claim's seed spread (``report.claims.spread_over_runs``)."""
+claim's seed spread (``verdicts.claims.spread_over_runs``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ...report.claims import Measured, spread_over_runs
+from ...verdicts.claims import Measured, spread_over_runs
 
 Reducer = Callable[[pd.DataFrame], dict[str, float]]
 """A figure's reduction: its results (rows with a ``run`` column) -> {quantity: value}."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...report.claims import Measured, measured_over_runs
+from ...verdicts.claims import Measured, measured_over_runs
 from ...results import read_all_results
 from .lora import TABLE_COLUMNS
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...report.claims import Measured
+from ...verdicts.claims import Measured
 from . import checkpoint_summaries, lora_summaries, wikitext_summaries
 
 PARTS = (wikitext_summaries.claims, checkpoint_summaries.claims, lora_summaries.claims)  # Table 5's row order

@@ -40,7 +40,7 @@ from ...models.lu_fnn import LuFNN, constant_init
 from ...models.resnet18 import ResNet18
 from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
-from ...report.comparison import FITTED_RUN
+from ...verdicts.comparison import FITTED_RUN
 from ...runtime import resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 from . import trained_summaries

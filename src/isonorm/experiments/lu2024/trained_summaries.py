@@ -17,8 +17,8 @@ import pandas as pd
 import torch
 
 from ...metrics import cosine_similarity_matrix, pii
-from ...report.claims import Measured, measured_over_runs
-from ...report.comparison import FITTED_RUN
+from ...verdicts.claims import Measured, measured_over_runs
+from ...verdicts.comparison import FITTED_RUN
 from ...results import read_all_results
 
 Results = Mapping[str, Sequence[str]]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...report.claims import Measured, measured_over_runs
+from ...verdicts.claims import Measured, measured_over_runs
 from ...results import read_all_results
 
 RESULT_KEY = "table5_transformer"  # key of the results dict (rules: lu2024 results function)

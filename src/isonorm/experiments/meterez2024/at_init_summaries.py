@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...report.claims import Measured, blocks, spread_over_runs
+from ...verdicts.claims import Measured, blocks, spread_over_runs
 from ...results import read_all_results
 
 # Thresholds of the qualitative claims. They only turn the paper's words into a yes/no; each is far from
@@ -98,7 +98,7 @@ def rank_table_text(frame: pd.DataFrame, order: Sequence[str] = ("cifar10", "mni
 
 
 # --- claims ------------------------------------------------------------------------------------------------------
-# Every at-init quantity carries its seed spread over the item's 10 runs (report.claims.Measured; docs/decisions/
+# Every at-init quantity carries its seed spread over the item's 10 runs (verdicts.claims.Measured; docs/decisions/
 # meterez2024.md "Tolerances"): a quantity of a mean curve (a level, a log of a mean, a difference of two curves)
 # is recomputed per run and the spread is that of the per-run values. A relation the paper states in words
 # ("decays", "lies above", "grows") is scored as the number it is about (a log ratio, the smallest offset), so a

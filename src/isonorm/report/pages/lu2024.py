@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from ..comparison import FITTED_RUN
+from ...verdicts.comparison import FITTED_RUN
 from ..notebook import NOT_RUN, ItemRenderer
 
 Config = Mapping[str, Any]

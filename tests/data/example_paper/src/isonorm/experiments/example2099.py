@@ -12,7 +12,7 @@ import torch
 
 from ..items import Item
 from ..metrics import pii
-from ..report.claims import Measured, measured_over_runs
+from ..verdicts.claims import Measured, measured_over_runs
 from ..results import read_all_results
 
 

@@ -11,8 +11,8 @@ from typing import Protocol
 from urllib.parse import unquote, urljoin, urlsplit
 from urllib.request import url2pathname
 
-from .scoreboard_page import ROW_COUNT, TABLE_ID, VERDICT_FILTER
-from .verdict_figure import FIGURE_ID
+from isonorm.report.scoreboard_page import ROW_COUNT, TABLE_ID, VERDICT_FILTER
+from isonorm.report.verdict_figure import FIGURE_ID
 
 INDEX, SCOREBOARD = "index.html", "scoreboard.html"
 

@@ -44,9 +44,9 @@ says which) or ``paper-pdf`` (the paper's PDF, ``page`` says where), each in a p
 pixel (``per``) and the largest disagreement of that calibration at a tick or anchor (``residual``, in ``scale``
 units), which bounds the ``precision`` from below. ``runs`` says how many independent runs the plotted curve
 averages, where its caption or code says so: such a curve carries its own seed noise, which the scoreboard adds to
-the rows' tolerance (:func:`isonorm.report.scoreboard.reported_noise`); a printed row says the same with
+the rows' tolerance (:func:`isonorm.verdicts.scoreboard.reported_noise`); a printed row says the same with
 ``paper_runs``. ``axes`` calibrates each panel with numbers, and a read-off row's ``read`` records the coordinates its
-value was read at and how they reduce to it (:mod:`isonorm.report.readoff_values`); tests/test_reference_readings.py
+value was read at and how they reduce to it (:mod:`isonorm.verdicts.readoff_values`); tests/test_reference_readings.py
 recomputes every read-off value through them.
 
 What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
@@ -419,7 +419,7 @@ def _reported_runs(row: dict[str, Any], readoffs: dict[str, dict[str, Any]]) -> 
     """How many runs the reported value comes from, where the paper says (NaN where not): the row's
     ``paper_runs`` (a table that prints one run, a mean over 100 batches), else, for a read-off, the runs its
     figure's curve averages. The scoreboard adds the seed noise of such a value to the tolerance
-    (:func:`isonorm.report.scoreboard.reported_noise`)."""
+    (:func:`isonorm.verdicts.scoreboard.reported_noise`)."""
     if "paper_runs" in row:
         return float(row["paper_runs"])
     if row.get("basis") == "read-off" and "runs" in readoffs.get(row["item"], {}):

@@ -19,8 +19,8 @@ from typing import Iterator, Mapping, Sequence
 from .browser_pages import (
     INDEX, SCOREBOARD, check_index, check_scoreboard_filter, count_paper_points, link_problem, local_target,
 )
-from .markup import CAPTION_LINES
-from .verdict_figure import FIGURE_ID
+from isonorm.report.markup import CAPTION_LINES
+from isonorm.report.verdict_figure import FIGURE_ID
 
 # Debian's packages put them here; `shutil.which` is the fallback for other layouts.
 CHROMIUM = "/usr/bin/chromium"
