@@ -1,5 +1,5 @@
 """The documentation stands on its own: every citation resolves inside the repository, nothing points outside
-it, and the README stays a short front door (docs/architecture.md §11, "Citations")."""
+it, the README stays a short front door and docs/README.md lists every page (docs/architecture.md §11, "Citations")."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-README_MAX_LINES = 150
+README_MAX_LINES = 100
 TEXT_SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".rst", ".txt", ".toml", ".sh", ".cfg", ".json", ""}
 
 # Labels of docs/decisions/<slug>.md (each paper's letter, which its file declares as "letter **A**": A = lu2024,
@@ -129,6 +129,59 @@ def test_readme_is_a_short_front_door_whose_links_exist():
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
         if not target.startswith(("http://", "https://")):
             assert (REPO / target).exists(), target
+
+
+LINK = re.compile(r"\]\(([^)#\s]*)(#[^)\s]*)?\)")
+
+
+def linked_pages(page: Path) -> set[Path]:
+    """The files under the repository that ``page`` links to (web addresses and in-page anchors aside)."""
+    text = page.read_text(encoding="utf-8")
+    return {(page.parent / target).resolve() for target, _ in LINK.findall(text)
+            if target and not target.startswith(("http://", "https://"))}
+
+
+def test_the_docs_index_lists_every_page():
+    """docs/README.md links every page under docs/ and benchmarks/README.md: a page added without an entry there
+    fails here. A page in a folder of docs/ may instead be listed by that folder's own README (decisions/README.md
+    lists the papers' files), when docs/README.md links that README."""
+    index = DOCS / "README.md"
+    listed = linked_pages(index)
+    for folder_index in [page for page in listed if page.name == "README.md" and page.parent != DOCS.resolve()
+                         and page.is_relative_to(DOCS.resolve())]:
+        listed |= {page for page in linked_pages(folder_index) if page.is_relative_to(folder_index.parent)}
+    missing = [str(page.relative_to(REPO)) for page in sorted(DOCS.rglob("*.md"))
+               if page != index and page.resolve() not in listed]
+    assert not missing, "pages docs/README.md does not list: " + ", ".join(missing)
+    assert (REPO / "benchmarks" / "README.md").resolve() in listed, "docs/README.md does not list benchmarks/README.md"
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors a Markdown page defines: its headings' GitHub slugs (lower case, punctuation dropped, spaces to
+    hyphens, a repeated slug numbered -1, -2, …) and its ``<a id="…"></a>``."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    found, seen = set(ANCHOR.findall(text)), {}
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.M):
+        heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link in a heading keeps its text
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/README.md", "benchmarks/README.md"])
+def test_the_front_pages_anchors_exist(page):
+    """A link to a section (`benchmarks/README.md#suite-and-run-times`) lands on one: the front page, the docs' index
+    and the benchmarks' page point into sections, which a renamed heading would leave dangling."""
+    path = REPO / page
+    dangling = []
+    for target, anchor in LINK.findall(path.read_text(encoding="utf-8")):
+        if not anchor or target.startswith(("http://", "https://")):
+            continue
+        linked = (path.parent / target) if target else path
+        if linked.suffix == ".md" and anchor[1:] not in anchors(linked):
+            dangling.append(f"{target}{anchor}")
+    assert not dangling, f"{page} links to sections that do not exist: {', '.join(dangling)}"
 
 
 @pytest.mark.parametrize("doc", sorted(p.name for p in DOCS.glob("*.md")))

@@ -52,7 +52,7 @@ def test_a_measured_cost_table_names_only_paper_jobs_and_reports_the_unmeasured_
     rows = read_cost_table(table)
     # a job's second output (Table 3's weights) is in no row: its job's row covers it
     found = coverage(rows, {job for job in paper_data_jobs if "/table3_weights/" not in job})
-    # a row of a job removed or renamed since would count its hours in the README's totals: delete the row
+    # a row of a job removed or renamed since would count its hours in the totals (benchmarks/README.md): delete it
     assert not found.unknown, f"{table.name} has rows of jobs the paper run no longer has: {found.unknown}"
     if found.unmeasured:  # added since the table was measured: the next shapes run measures them
         warnings.warn(f"{table.name}: {len(found.unmeasured)} paper job(s) unmeasured (no row; sized from the "
@@ -61,7 +61,7 @@ def test_a_measured_cost_table_names_only_paper_jobs_and_reports_the_unmeasured_
 
 
 def test_there_is_a_measured_cost_table():
-    assert MEASURED_COST_TABLES, "benchmarks/results/cost-*.csv: the README's cost column comes from one"
+    assert MEASURED_COST_TABLES, "benchmarks/results/cost-*.csv: benchmarks/README.md's paper-settings cost is one"
 
 
 # A few jobs per paper, each among the cheapest at paper sizes (seconds to a minute on a 2-core CPU).
