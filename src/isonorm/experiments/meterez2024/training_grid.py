@@ -40,12 +40,13 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ...cost import sampled
 from ...data import dataset_spec, load_split
 from ...items import Item
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, sampled, train_epochs
+from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, train_epochs
 from ...train.fast_step import StackedSGDStep
 from . import training_summaries
 from .grid_jobs import STACK_SEPARATOR, stack_members
