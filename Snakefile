@@ -56,8 +56,8 @@ include: "rules/cost.smk"
 
 rule all:
     input:
-        # the shapes preset (a step cap, `shakedown`) measures cost; its capped results make no report
+        # the shapes preset's cost run (its step cap `shakedown`) measures cost; its capped results make no report
         [f"{RESULTS}/cost.csv", f"{REPORT}/cost.html"]
-        if SHAKEDOWN
+        if COST_RUN
         else [f"{REPORT}/index.html", f"{RESULTS}/scoreboard.csv", *expand(f"{REPORT}/{{slug}}.html", slug=PAPERS)],
     default_target: True

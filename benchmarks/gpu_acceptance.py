@@ -148,7 +148,7 @@ def benchmark_file(pattern: str, date: str) -> dict | None:
 
 def shapes_cost(date: str, started: float) -> dict:
     """The shapes run's cost table, copied under benchmarks/results/; a partial one when jobs failed."""
-    from isonorm.report.cost import cost_table, read_cost_table, write_cost_table
+    from isonorm.cost import cost_table, read_cost_table, write_cost_table
 
     complete = SHAPES_RESULTS / "cost.csv"
     if complete.exists() and complete.stat().st_mtime >= started:

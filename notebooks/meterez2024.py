@@ -248,7 +248,7 @@ if df is not None:
 
 # %% [markdown]
 # ## Training grid: Figs. 4, 6, F1, F2, G1–G4
-# One job per (data-set stack, depth) trains every activation on the data sets of one stack (config
+# One job per (data-set group, depth) trains every activation on the data sets of one group (config
 # `training: stacks`; each run's numbers are those of its own training). Width, batch, learning rate (plain SGD),
 # gain exponent and normalisation are named in each caption (decisions C3, C4, C5, C15 faithful). One run per
 # configuration, as the paper.
@@ -256,7 +256,7 @@ if df is not None:
 # %%
 from isonorm.experiments.meterez2024 import training_summaries as m24t
 
-TRAIN = load("training/*.parquet", feeds=[  # one file per (stack, depth); rows carry their own data set
+TRAIN = load("training/*.parquet", feeds=[  # one file per (group, depth); rows carry their own data set
     "meterez2024-fig4", "meterez2024-fig6", "meterez2024-figf1", "meterez2024-figf2", "meterez2024-figg1",
     "meterez2024-figg2", "meterez2024-figg3", "meterez2024-figg4"])
 TCFG = cfg["training"]

@@ -1,6 +1,6 @@
 # Helpers shared by every .smk file; no rules here, and nothing about one paper (that is in rules/<slug>.smk).
 #   paths         RESULTS, REPORT, LOGS (this preset's output roots); results(), log_path(), benchmark_path();
-#                 SHAKEDOWN: the shapes preset's step cap is set (its jobs measure cost; no report)
+#                 COST_RUN: the shapes preset's step cap is set: the cost run (isonorm.cost; no report)
 #   data stage    markers and config entries of data sets, corpora and checkpoints (used by rules/data.smk)
 #   experiments   experiment(), item_settings(), data_kwargs(), training_kwargs(): what scripts/run_experiment.py runs;
 #                 PLAIN, plain_experiment(): the plain items, whose rule rules/experiment_jobs.smk generates;
@@ -36,8 +36,9 @@ CHECKPOINT_ROOT = config["checkpoints"]["root"]
 # results/, report/, logs/ for the paper configuration; results/<preset>/, … for every other preset, so that no
 # run overwrites another preset's outputs (architecture §4). Every output path below starts with one of them.
 RESULTS, REPORT, LOGS = (str(root) for root in output_roots(config["preset"]).values())
-# The shapes preset's step cap: its jobs measure the paper run's cost, and its capped results make no report.
-SHAKEDOWN = bool(config["shakedown"])
+# The cost run (isonorm.cost): the shapes preset's step cap (key `shakedown`) is set, its jobs measure the paper
+# run's cost, and its capped results make no report.
+COST_RUN = bool(config["shakedown"])
 
 
 def results(slug, *parts):
@@ -99,7 +100,7 @@ def experiment(function, cfg, **kwargs):
     under the shapes preset also its step cap (`shakedown`, docs/cost.md). Absent otherwise, so that no other run's
     params change."""
     run = {"function": name_of(function), "config": dict(cfg), "kwargs": kwargs}
-    return {**run, "shakedown": config["shakedown"]} if SHAKEDOWN else run
+    return {**run, "shakedown": config["shakedown"]} if COST_RUN else run
 
 
 # The plain items of the run's papers (isonorm.items.Item.plain), {(slug, item suffix): record}: one simulation job
@@ -268,7 +269,7 @@ def run_plan():
     """This run's plan (isonorm.plan.RunPlan), made on first use: from the input functions, once Snakemake knows
     whether the jobs run here or on a cluster. ``device: cuda`` without a GPU stops here, before any job."""
     if not _RUN_PLAN:
-        plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=SHAKEDOWN)
+        plan = RunPlan.of(config, local=jobs_run_here(), measures_cost=COST_RUN)
         with told_briefly():  # `device: cuda` without a GPU: a few lines, not the input function's traceback
             plan.check()
         _RUN_PLAN.append(plan)
@@ -355,7 +356,7 @@ def end_of_run(success):
     outcomes = job_outcomes(planned, stopped=STOP.stopped, run_started=RUN_STARTED)
     # The report (and the plan's left-out items, which it shows) concerns a run that was to make it: the default
     # target, a page, the index; never one asked for one results file or fetch, nor the shapes preset's cost table.
-    wants_report = not SHAKEDOWN and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
+    wants_report = not COST_RUN and any(job.rule.name in report_jobs for job in workflow.dag.targetjobs)
     left_out = all_left_out() if wants_report else {}
     lines = summary_lines(outcomes, left_out, len(planned), f"{REPORT}/index.html" if wants_report else None,
                           command_line(), stopped=STOP.stopped)

@@ -1,11 +1,12 @@
 # Cost stage of the shapes preset (docs/cost.md): every job that needs a data set, a checkpoint or a GPU ran at
-# the paper's sizes for a few steps (`shakedown` in presets/shapes.yaml) and stored a cost record with its results.
+# the paper's sizes for a few steps (the cost run, isonorm.cost: the step cap `shakedown` in presets/shapes.yaml)
+# and stored a cost record with its results.
 #   cost_table    <RESULTS>/cost.csv, <REPORT>/cost.html    one row per job: projected hours and peak memory
 # A paper run warns at start about the jobs a shapes run found too large for its device (memory guard).
 
 import sys
 
-from isonorm.report.cost import memory_guard
+from isonorm.cost import memory_guard
 
 rule cost_table:
     input:

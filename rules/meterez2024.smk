@@ -7,13 +7,16 @@
 # The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
 from isonorm.experiments.meterez2024.at_init import SWEEP_ITEMS
-from isonorm.experiments.meterez2024.grid_jobs import training_stacks
+from isonorm.experiments.meterez2024.grid_jobs import training_groups
 import isonorm.experiments.meterez2024.at_init
 import isonorm.experiments.meterez2024.input_rank
 import isonorm.experiments.meterez2024.training_grid
 
 M24 = config["meterez2024"]
-M24_STACKS = training_stacks(M24["training"])  # training jobs: cifar10+cifar100, mnist+fashionmnist, ...
+# The training jobs, one per data-set group (cifar10+cifar100, mnist+fashionmnist, ...) and depth: the config key
+# `stacks` and the wildcard `stack` keep their older name (config files set the key; cost tables name jobs by the
+# wildcard), each of their entries a group.
+M24_GROUPS = training_groups(M24["training"])
 
 # Every results file of meterez2024, by result key and by what it needs (isonorm.plan: what a run computes).
 register_results(
@@ -23,9 +26,9 @@ register_results(
         "tabled1": expand(results("meterez2024", "tabled1", "{dataset}.parquet"), dataset=M24["tabled1"]["datasets"]),
     },
     trains=lambda: {
-        # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth (a stack's file holds several)
+        # Figs. 4, 6, F1, F2, G1–G4 split this one key by data set and depth (a group's file holds several)
         "training": expand(
-            results("meterez2024", "training", "{stack}-d{depth}.parquet"), stack=M24_STACKS,
+            results("meterez2024", "training", "{stack}-d{depth}.parquet"), stack=M24_GROUPS,
             depth=M24["training"]["depths"],
         ),
     },
@@ -75,14 +78,14 @@ use rule at_init_job as meterez2024_tabled1 with:
 
 use rule training_job as meterez2024_training with:
     """meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2, meterez2024-figg1,
-    meterez2024-figg2, meterez2024-figg3, meterez2024-figg4: all activations of one data-set stack (config
+    meterez2024-figg2, meterez2024-figg3, meterez2024-figg4: all activations of one data-set group (config
     `stacks`) at one depth, trained for the config's epochs."""
     input:
         lambda wc: [dataset_ready(name) for name in wc.stack.split("+")],
     output:
         results("meterez2024", "training", "{stack}-d{depth}.parquet"),
     wildcard_constraints:
-        stack="|".join(map(re.escape, M24_STACKS)),
+        stack="|".join(map(re.escape, M24_GROUPS)),
         depth=r"\d+",
     params:
         run=lambda wc: experiment(

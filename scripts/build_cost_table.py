@@ -1,6 +1,7 @@
 """Rule entry point: <RESULTS>/cost.csv and <REPORT>/cost.html from the cost records of a shapes run (docs/cost.md)."""
 
-from isonorm.report.cost import cost_table, memory_warnings, write_cost_page, write_cost_table
+from isonorm.cost import cost_table, memory_warnings, write_cost_table
+from isonorm.report.cost_page import write_cost_page
 from isonorm.workflow import logged_job
 
 with logged_job(snakemake) as log:

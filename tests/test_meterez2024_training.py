@@ -9,7 +9,7 @@ import pytest
 from isonorm.data import fetch_dataset
 from isonorm.experiments.meterez2024 import training_grid as tg
 from isonorm.experiments.meterez2024 import training_summaries as ts
-from isonorm.experiments.meterez2024.grid_jobs import stack_members, training_stacks
+from isonorm.experiments.meterez2024.grid_jobs import group_members, training_groups
 from isonorm.train import CheckpointError
 
 CFG = {  # the quick preset's shape (width ≤ 16, tiny depth, 2 epochs), meterez2024-fig4 smoke test
@@ -108,7 +108,7 @@ def test_data_set_stack_equals_each_data_set_alone(stacked, data_root) -> None:
     assert np.isfinite(w_last).all()  # φ(W_L) on cifar10's own 10 rows, not the 90 zero rows of padding
 
 
-def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root, tmp_path) -> None:
+def test_data_sets_of_unequal_shape_share_a_group(stacked, data_root, tmp_path) -> None:
     """cifar10+mnist in one job, as the grid's one job per depth on a GPU (benchmarks/README.md): 100 samples of
     3,072 features and 80 of 784, so MNIST's runs take a zero-padded fc_0 and sit out the epoch's fifth step;
     each run's rows are those it has trained alone (cifar10's bit for bit: the padding changes none of its sums)."""
@@ -129,15 +129,15 @@ def test_data_sets_of_unequal_shape_share_a_stack(stacked, data_root, tmp_path) 
         tg.train_grid_job({**CFG, "batch_size": 30}, data_root=data_root, dataset="cifar10+mnist", device="cpu",
                           depth=2)
     with pytest.raises(ValueError, match="distinct"):
-        tg.stack_members("cifar10+cifar10")
+        tg.group_members("cifar10+cifar10")
 
 
 def test_the_evaluation_does_not_depend_on_its_batch_size(data_root) -> None:
     """Eval-mode BN uses the running statistics, so the test pass's batches are free (config eval_batch_size: one
     batch of the whole test set on a GPU, where a pass is launch-bound): losses to float rounding, accuracies equal,
-    for a padded stack (cifar10 with mnist's fewer samples) and a batch that leaves a short last one."""
-    train = tg.stack_split(["cifar10", "mnist"], data_root, "train", "dataset_constants", "cpu")
-    test = tg.stack_split(["cifar10", "mnist"], data_root, "test", "dataset_constants", "cpu")
+    for a padded group (cifar10 with mnist's fewer samples) and a batch that leaves a short last one."""
+    train = tg.group_split(["cifar10", "mnist"], data_root, "train", "dataset_constants", "cpu")
+    test = tg.group_split(["cifar10", "mnist"], data_root, "test", "dataset_constants", "cpu")
     job = tg.grid_training(CFG, ["cifar10", "mnist"], CFG["activations"], 3, train.x, train.y, sizes=train.sizes,
                            dims=train.dims)
     job.train()  # running statistics away from their initial values
@@ -150,15 +150,15 @@ def test_the_evaluation_does_not_depend_on_its_batch_size(data_root) -> None:
     assert model.training  # evaluate restores the mode it found
 
 
-def test_job_names_follow_the_configured_stacks() -> None:
+def test_job_names_follow_the_configured_groups() -> None:
     training = {"datasets": ["cifar10", "cifar100", "mnist", "fashionmnist"],
                 "stacks": [["cifar10", "cifar100"], ["mnist", "svhn"]]}
-    # a stack keeps only listed data sets; a listed data set outside every stack trains alone
-    assert training_stacks(training) == ["cifar10+cifar100", "mnist", "fashionmnist"]
-    assert training_stacks({**training, "stacks": []}) == training["datasets"]
-    assert [stack_members(name) for name in training_stacks(training)][0] == ["cifar10", "cifar100"]
+    # a group keeps only listed data sets; a listed data set outside every group trains alone
+    assert training_groups(training) == ["cifar10+cifar100", "mnist", "fashionmnist"]
+    assert training_groups({**training, "stacks": []}) == training["datasets"]
+    assert [group_members(name) for name in training_groups(training)][0] == ["cifar10", "cifar100"]
     with pytest.raises(ValueError, match="appear in two stacks"):
-        training_stacks({**training, "stacks": [["cifar10", "mnist"], ["mnist"]]})
+        training_groups({**training, "stacks": [["cifar10", "mnist"], ["mnist"]]})
 
 
 def test_the_notebooks_selections_of_the_grid() -> None:

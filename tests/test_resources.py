@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import REPO, snakemake
-from isonorm.report.cost import COLUMNS, read_cost_table
+from isonorm.cost import COLUMNS, read_cost_table
 from isonorm.resources import (DEFAULT_MARGIN, DEFAULTS, GROUPS, MIN_MEM_MB, MIN_RUNTIME, RULE_DEFAULTS, JobNeed,
                                JobSize, JobSizes, OversizeError, check_fits, machine_memory_mb, wildcard_key)
 from isonorm.user_errors import MAX_LINES, brief

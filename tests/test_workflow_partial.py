@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 
 from conftest import QUICK, copy_workflow, error_lines, snakemake
-from isonorm.report.cost import COLUMNS
+from isonorm.cost import COLUMNS
 from isonorm.verdicts.scoreboard import headline, read_scoreboard
 from isonorm.results import read_metadata, read_results, write_results
 from isonorm.run_status import read_failure

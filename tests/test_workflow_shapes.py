@@ -14,7 +14,7 @@ import pytest
 
 from conftest import REPO, copy_workflow, snakemake
 from isonorm.outputs import output_roots
-from isonorm.report.cost import cost_table, coverage, read_cost_table, write_cost_table
+from isonorm.cost import cost_table, coverage, read_cost_table, write_cost_table
 
 pytestmark = pytest.mark.integration
 SHAPES = output_roots("shapes")
@@ -84,7 +84,7 @@ def test_a_few_jobs_at_paper_sizes_write_one_cost_row_each(tmp_path, monkeypatch
     assert set(table.paper) == {"lu2024", "joudaki2023", "meterez2024", "daneshmand2021"}
     fnn = table.set_index("rule").loc["lu2024_table1"]
     assert (fnn.steps_measured, fnn.paper_steps, fnn.paper_passes) == (3, 118 * 20, 21)  # MNIST: 60,000 / 512
-    # projected: the full training from the timed steps, far more than the shakedown's own wall time
+    # projected: the full training from the timed steps, far more than the cost run's own wall time
     assert fnn.projected_hours * 3600 > 10 * fnn.wall_seconds
     assert table.fits.all() and table.projected_hours.gt(0).all()
     assert not (workdir / SHAPES["report"] / "lu2024.html").exists()  # capped results make no report

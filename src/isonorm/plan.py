@@ -128,7 +128,7 @@ def projected_costs(cost_csv: str | Path) -> dict[str, tuple[float, str]]:
     path = Path(cost_csv)
     if not path.is_file():
         return {}
-    from .report.cost import read_cost_table  # pandas: only when a table exists
+    from .cost import read_cost_table  # pandas and torch: only when a table exists
 
     table = read_cost_table(path)
     return {str(row.result): (float(row.projected_hours), str(row.device)) for row in table.itertuples()}

@@ -23,7 +23,6 @@ Sources of the defaults (each value below names its own):
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from .outputs import PAPER_PRESET, output_roots
+from .runtime import machine_memory_mb
 from .user_errors import UserError
 
 # How much more than measured a job asks for, unless the config says otherwise (`resources: margin`). The same
@@ -172,7 +172,7 @@ class JobSizes:
             raise FileNotFoundError(
                 f"resources: cost_table: {path} does not exist; give a cost table (the shapes preset writes "
                 "results/shapes/cost.csv, docs/cost.md), `auto`, or null for the defaults")
-        from .report.cost import read_cost_table
+        from .cost import read_cost_table
 
         return cls(read_cost_table(path), margin=margin, source=str(path))
 
@@ -222,11 +222,6 @@ class JobNeed:
     label: str
     mem_mb: int
     paper: str | None
-
-
-def machine_memory_mb() -> int:
-    """This machine's physical memory in MB (MiB, as ``mem_mb`` counts them): what a local job can hold at most."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
 
 
 def check_fits(needs: Sequence[JobNeed], machine_mb: int, papers: Sequence[str]) -> None:

@@ -1,9 +1,10 @@
-"""Device choice and deterministic seeding (architecture §8)."""
+"""Device choice, the machine's memory and deterministic seeding (architecture §8)."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 
 import torch
 
@@ -71,6 +72,11 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
             + (unusable_gpu() or "this machine has no GPU; set `device: auto` (or `cpu`) in the config")
         )
     return resolved
+
+
+def machine_memory_mb() -> int:
+    """This machine's physical memory in MB (MiB, as ``mem_mb`` counts them): what a local job can hold at most."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
 
 
 def derive_seed(*parts: object) -> int:

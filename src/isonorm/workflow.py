@@ -17,11 +17,11 @@ import pandas as pd
 import torch
 
 from .callables import resolve
+from .cost import CAP_SETTING, capped
 from .provenance import device_description
 from .run_status import clear_failure, record_failure
 from .runtime import resolve_device
 from .sources import fetch
-from .train import CAP_SETTING, capped
 
 log = logging.getLogger("isonorm")
 
@@ -97,8 +97,8 @@ def run_experiment(run: dict[str, Any], device: torch.device | None = None) -> p
 def costed_experiment(
     run: dict[str, Any], snakemake_job: Any, device: torch.device | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """:func:`run_experiment` at the pace the training engine sets from ``run``'s step cap (``CAP_SETTING``, the
-    shapes preset's only): then also the job's cost record, to be stored with its results; ``{}`` otherwise
+    """:func:`run_experiment` under ``run``'s step cap (isonorm.cost, the key ``CAP_SETTING``: the shapes
+    preset's only): then also the job's cost record, to be stored with its results; ``{}`` otherwise
     (docs/cost.md). ``snakemake_job`` is the script's ``snakemake`` object (rule, wildcards and outputs name the
     job in the cost table)."""
     with capped(run.get(CAP_SETTING)) as record:

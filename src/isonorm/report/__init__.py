@@ -11,7 +11,7 @@
 - ``stages``         the page and index rules' steps; ``end_of_run`` runs them, and the verdicts' own steps
   (isonorm.verdicts.stages), from what exists after a run that could not finish
 - ``benchmarks``     runtime per rule from Snakemake ``benchmark:`` files
-- ``cost``           the shapes preset's cost page
+- ``cost_page``      the page of the shapes preset's cost table (the table is isonorm.cost's)
 
 ``ItemRenderer`` is imported on first use (``from isonorm.report import ItemRenderer``) because it pulls in
 IPython and seaborn, which the index rule does not need (the index imports matplotlib only when it draws its

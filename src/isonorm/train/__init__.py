@@ -12,9 +12,9 @@
 - ``checkpoint``  atomic, fingerprinted, resumable checkpoints
 - ``history``     the history's rows: one per (run, epoch), statistics and measures
 - ``predict``     :func:`predict`, all runs' outputs on a data set, for measurements
-- ``pace``        the job's pace: :func:`capped` puts a job under the shapes preset's step cap and cost record
-                  (isonorm.shakedown), which the loop (:func:`training_probe`), every loop over like items
-                  (:func:`sampled`) and a model cut in depth (:func:`scale_depth`) reach only through here
+
+The shapes preset's cost run is not the engine's: :func:`train_epochs` trains through its one hook
+(isonorm.cost.costed_training), which changes nothing in any other run.
 """
 
 from .batches import EpochPlan, batch_slices, epoch_permutations, run_permutations
@@ -23,14 +23,12 @@ from .config import TrainConfig
 from .fast_step import StackedSGDStep
 from .loop import Measure, Step, TrainResult, stacked_step, train_epochs, train_stacked
 from .optimizers import OptimizerConfig, build_optimizer
-from .pace import CAP_SETTING, capped, sampled, scale_depth, training_probe
 from .predict import predict
 from .stacking import StackedModels
 from .vmap_step import Augment, VmapStep
 
 __all__ = [
     "Augment",
-    "CAP_SETTING",
     "CheckpointError",
     "Measure",
     "EpochPlan",
@@ -43,14 +41,10 @@ __all__ = [
     "VmapStep",
     "batch_slices",
     "build_optimizer",
-    "capped",
     "epoch_permutations",
     "predict",
     "run_permutations",
-    "sampled",
-    "scale_depth",
     "stacked_step",
     "train_epochs",
     "train_stacked",
-    "training_probe",
 ]

@@ -46,7 +46,7 @@ class StackedSGDStep:
     """One SGD step of ``model`` on device-resident data for index batches (R, B).
 
     Data: ``x`` (N, D), ``y`` (N,) shared by all runs; or one data set per group of runs, ``x`` (K, N, D),
-    ``y`` (K, N) with ``run_data`` (R,) naming each run's data set (say CIFAR-10 and CIFAR-100 in one stack).
+    ``y`` (K, N) with ``run_data`` (R,) naming each run's data set (say CIFAR-10 and CIFAR-100 of one group).
     ``model(inputs)`` maps (R, B, D) to logits (R, B, C). ``cuda_graph``: None = capture when ``x`` is on
     CUDA, True = require CUDA, False = always eager. Call :meth:`reset` at an epoch's start; after the steps,
     :attr:`loss_sum` (R,) float64 holds Σ over batches of each run's mean loss and :attr:`correct` (R,) the

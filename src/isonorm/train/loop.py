@@ -25,13 +25,13 @@ import pandas as pd
 import torch
 from torch import nn
 
+from ..cost import costed_training
 from ..runtime import resolve_device
 from .batches import EpochPlan
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .history import epoch_rows, history_frame, untrained
 from .optimizers import build_optimizer
-from .pace import training_probe
 from .progress import Progress
 from .stacking import StackedModels
 from .vmap_step import Augment, VmapStep
@@ -158,35 +158,36 @@ def train_epochs(
         step.load_state_dict(payload["state"])
         rows, stopped = payload["history"], payload["stopped"]
         log.info("%s: resuming from %s after epoch %d", label, checkpoint, done)
-    # the job's pace: the shapes preset's step cap and timings (isonorm.train.pace); a no-op in any other run
     sizes = [step.n_samples] * n_runs if isinstance(step.n_samples, int) else list(step.n_samples)
     plan = EpochPlan(sizes, config.batch_size, config.drop_last, step.device)
     steps_per_epoch = plan.steps
-    probe = training_probe(steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every, step.device)
+    # the cost run's one hook (isonorm.cost): the loop's epochs, steps, measures and checkpoint writes go through
+    # it; it changes nothing but in the shapes preset, whose step cap times them and stops after one epoch's few steps
+    costed = costed_training(step, measure, steps_per_epoch, max(caps, default=0) - done, config.checkpoint_every,
+                             step.device)
     progress = Progress(label, config.epochs, done + 1, steps_per_epoch)  # rate and time left, in the job's log
     if done == 0 and config.measure_at_init and measure is not None:
-        at_init = probe.measure(lambda: measure(step.model, 0), 0)
+        at_init = costed.measure(step.model, 0)
         rows += epoch_rows(run_ids, 0, untrained(step.stats, n_runs), at_init, [True] * n_runs)
 
     def recordable(epoch: int) -> list[bool]:
         return [run not in stopped and epoch <= cap for run, cap in zip(run_ids, caps)]
 
-    for epoch in range(done + 1, config.epochs + 1):
+    epochs = costed.epochs(range(done + 1, config.epochs + 1))
+    for epoch in epochs:
         if not any(recordable(epoch)):  # every run stopped or capped (a checkpoint of a finished training)
             break
         progress.start_epoch(epoch)
         order = plan.orders(keys, epoch).to(step.device)
         n_steps = 0
         with step.epoch(epoch):
-            for columns, mask in plan.batches():
+            for columns, mask in costed.steps(plan.batches()):
                 if mask is None:
-                    probe.step(lambda: step(order[:, columns]))  # (R, B): run r's mini-batch
+                    costed.step(order[:, columns])  # (R, B): run r's mini-batch
                 else:  # some runs' batches are done: they sit the step out
-                    probe.step(lambda: step(order[:, columns], mask))
+                    costed.step(order[:, columns], mask)
                 n_steps += 1
                 progress.step(n_steps)
-                if probe.capped(n_steps):
-                    break
         n_batches, n_seen = plan.seen(n_steps)
         stats = {name: values.tolist() for name, values in step.epoch_stats(n_batches, n_seen).items()}  # host sync
         active = recordable(epoch)
@@ -194,20 +195,18 @@ def train_epochs(
             if config.stop_non_finite and active[r] and not math.isfinite(stats["train_loss"][r]):
                 log.warning("%s run %s: non-finite train loss in epoch %d; run stopped", label, run, epoch)
                 stopped[run], active[r] = epoch, False
-        measured = probe.measure(lambda: measure(step.model, epoch), epoch) if measure is not None else {}
+        measured = costed.measure(step.model, epoch) if measure is not None else {}
         rows += epoch_rows(run_ids, epoch, stats, measured, active)
         losses = [loss for loss, keep in zip(stats["train_loss"], active) if keep]
         log.info("%s epoch %d/%d: mean train loss %.4f over %d runs, %s", label, epoch, config.epochs,
                  sum(losses) / len(losses) if losses else math.nan, len(losses), progress.epoch_line())
-        last = epoch == config.epochs or not any(recordable(epoch + 1))
-        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last or probe.stops_training):
+        last = epoch == epochs[-1] or not any(recordable(epoch + 1))
+        if checkpoint is not None and (epoch % config.checkpoint_every == 0 or last):
             payload = {"fingerprint": signature, "epoch": epoch, "state": step.state_dict(), "history": rows,
                        "stopped": stopped}
-            probe.checkpoint(lambda: save_checkpoint(checkpoint, payload),
-                             lambda: step.load_state_dict(load_checkpoint(checkpoint, signature, step.device)["state"]))
-        if probe.stops_training:
-            log.info("%s: shakedown stops after %d steps of epoch %d", label, n_batches, epoch)
-            break
+            costed.checkpoint(
+                lambda: save_checkpoint(checkpoint, payload),
+                lambda: step.load_state_dict(load_checkpoint(checkpoint, signature, step.device)["state"]))
     return TrainResult(step.model, history_frame(rows, step.stats), dict(stopped))
 
 

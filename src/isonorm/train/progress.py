@@ -29,7 +29,7 @@ def duration(seconds: float) -> str:
 
 
 class Progress:
-    """The pace of one training: :meth:`step` after every step, :meth:`epoch_line` after every epoch."""
+    """The progress of one training: :meth:`step` after every step, :meth:`epoch_line` after every epoch."""
 
     def __init__(self, label: str, epochs: int, first_epoch: int, steps_per_epoch: int, every_s: float = EVERY_S,
                  clock: Callable[[], float] = time.monotonic) -> None:

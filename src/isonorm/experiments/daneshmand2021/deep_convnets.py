@@ -11,11 +11,12 @@ from typing import Any, Mapping
 import pandas as pd
 import torch
 
+from ...cost import sampled
 from ...data import load_split
 from ...models.alexnet_deep import alexnet_deep
 from ...models.orthogonal_init import conv_svd_init_
 from ...runtime import generator, resolve_device
-from ...train import OptimizerConfig, TrainConfig, sampled, train_stacked
+from ...train import OptimizerConfig, TrainConfig, train_stacked
 from ...items import Item
 from . import SLUG, claims
 

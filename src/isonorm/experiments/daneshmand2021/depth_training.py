@@ -12,12 +12,13 @@ from typing import Any, Mapping
 import pandas as pd
 import torch
 
+from ...cost import sampled
 from ...data import load_split
 from ...metrics import spectral_orthogonality_gap
 from ...models.mlp import mlp
 from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
-from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
 from ...items import Item
 from . import SLUG, claims
 

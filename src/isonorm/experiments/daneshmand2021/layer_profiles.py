@@ -12,11 +12,11 @@ from typing import Any, Mapping
 import pandas as pd
 import torch
 
+from ...cost import sampled
 from ...data import load_split
 from ...metrics import orthogonality_gap_samples_first
 from ...models.random_profile_nets import layer_inputs, profile_convnet, profile_mlp
 from ...runtime import generator, resolve_device
-from ...train import sampled
 from ...items import Item
 from . import SLUG, claims
 

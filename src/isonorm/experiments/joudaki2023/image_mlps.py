@@ -27,12 +27,13 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ...cost import sampled
 from ...data import dataset_spec, load_split
 from ...items import Item
 from ...metrics import isometry_strength, training_isometry_gap
 from ...models.layernorm_mlp import ACTIVATIONS, LayerNormMLP, module_index, module_kind
 from ...runtime import generator, resolve_device
-from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, train_stacked
 from . import SLUG, image_mlp_summaries
 
 Config = Mapping[str, Any]

@@ -35,10 +35,11 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...cost import sampled, scale_depth
 from ...data.instructions import describe_instructions, load_instructions
 from ...metrics.pii import pii_chunked
 from ...runtime import derive_seed, resolve_device
-from ...train import OptimizerConfig, TrainConfig, build_optimizer, sampled, scale_depth, train_epochs
+from ...train import OptimizerConfig, TrainConfig, build_optimizer, train_epochs
 from .checkpoint_pii import cut_matrix, matrix_specs
 
 log = logging.getLogger(__name__)

@@ -32,6 +32,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from ...cost import sampled
 from ...data import dataset_spec, load_split, resolve_normalization
 from ...data.augment import crop_flip_augment, padding_fill
 from ...items import Item
@@ -42,7 +43,7 @@ from ...models.simple_cnn import SimpleCNN
 from ...results import write_results
 from ...verdicts.comparison import FITTED_RUN
 from ...runtime import resolve_device
-from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
 from . import trained_summaries
 
 SLUG = "lu2024"

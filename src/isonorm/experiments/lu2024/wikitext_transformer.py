@@ -27,12 +27,13 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ...cost import sampled
 from ...data.corpora import Corpus, lm_windows, load_corpus, tail_window
 from ...items import Item
 from ...metrics import pii
 from ...models.word_transformer import WordTransformerLM, layer_matrices
 from ...runtime import generator, resolve_device
-from ...train import OptimizerConfig, StackedModels, TrainConfig, sampled, train_stacked
+from ...train import OptimizerConfig, StackedModels, TrainConfig, train_stacked
 from . import checkpoint_pii, lora, table5_summaries
 
 SLUG = "lu2024"

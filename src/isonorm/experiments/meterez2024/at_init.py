@@ -29,11 +29,11 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ...cost import sampled
 from ...data import dataset_spec, load_split
 from ...metrics import explosion_rate, grad_log_norm, gram, isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...train import sampled
 from ...items import Item, results_of
 from . import SLUG, at_init_summaries
 

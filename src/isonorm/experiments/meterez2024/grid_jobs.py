@@ -1,8 +1,12 @@
-"""The jobs of the meterez2024 training grid: one per data-set stack × depth (docs/decisions/meterez2024.md meterez2024-fig4).
+"""The jobs of the meterez2024 training grid: one per data-set group × depth (docs/decisions/meterez2024.md
+meterez2024-fig4).
 
-A stack is a group of data sets of equal shape trained as one natively stacked computation, named by its
-members joined with ``+`` (``cifar10+cifar100``). Light on purpose (no torch import): the workflow's rules read
-the job names from here when the DAG is built, and the grid's training reads the members back from the name.
+A group is a set of data sets trained in one job, their runs stacked in one model (one natively stacked
+computation), named by its members joined with ``+`` (``cifar10+cifar100``). The config key that lists the groups
+is ``stacks`` (and the rule's wildcard ``stack``), names older than the word; they are kept: config files set the
+key, and cost tables name the grid's jobs by the wildcard. Light on purpose (no torch import): the workflow's
+rules read the job names from here when the DAG is built, and the grid's training reads the members back from the
+name.
 """
 
 from __future__ import annotations
@@ -10,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-STACK_SEPARATOR = "+"
+GROUP_SEPARATOR = "+"
 
 
-def training_stacks(training: Mapping[str, Any]) -> list[str]:
+def training_groups(training: Mapping[str, Any]) -> list[str]:
     """Job names of the grid (config ``meterez2024: training:``): each group of ``stacks`` (its members that
     ``datasets`` lists, joined by "+"), then every other listed data set alone."""
     datasets: Sequence[str] = list(training["datasets"])
@@ -27,13 +31,13 @@ def training_stacks(training: Mapping[str, Any]) -> list[str]:
                 "list each data set in one stack at most"
             )
         seen.update(members)
-        names += [STACK_SEPARATOR.join(members)] if members else []
+        names += [GROUP_SEPARATOR.join(members)] if members else []
     return names + [name for name in datasets if name not in seen]
 
 
-def stack_members(stack: str) -> list[str]:
+def group_members(group: str) -> list[str]:
     """The data sets of a job name: ``"cifar10+cifar100"`` → [cifar10, cifar100]; one name → [name]."""
-    members = stack.split(STACK_SEPARATOR)
+    members = group.split(GROUP_SEPARATOR)
     if len(set(members)) != len(members) or not all(members):
-        raise ValueError(f"training stack {stack!r} must name distinct data sets joined by {STACK_SEPARATOR!r}")
+        raise ValueError(f"training group {group!r} must name distinct data sets joined by {GROUP_SEPARATOR!r}")
     return members

@@ -17,10 +17,10 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ...cost import sampled
 from ...data import load_split
 from ...items import Item
 from ...runtime import generator, resolve_device
-from ...train import sampled
 from . import at_init_summaries
 
 SLUG = "meterez2024"

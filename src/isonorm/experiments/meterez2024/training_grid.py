@@ -1,14 +1,14 @@
 """The training grid of Meterez et al. 2024: Figs. 4, 6, F1, F2, G1–G4 (meterez2024-fig4, C.0 "Training script").
 
-One job trains every activation of one depth and one data set — or one *stack* of data sets, say
-``cifar10+cifar100`` (config ``stacks``) — as ONE natively stacked computation (:class:`StackedBNMLP` with
-per-run activations, class counts and input widths, :class:`StackedSGDStep` with per-run data): a width-100
-step is launch-bound on a GPU, so six runs cost what three do and stacking data sets halves the grid's cost.
-Data sets of unequal size or input width share a stack too (``mnist+cifar10``, :func:`stack_split`): the
-smaller are zero-padded, a run's padding columns of fc_0 stay zero, and a run sits out the steps after its
-own epoch (:class:`isonorm.train.EpochPlan`), so each run trains as it would alone. Torch BN with bias, the
-config's init, gain exponent, width, batch size and plain SGD learning rate (`meterez2024: training:`; decisions
-C3, C4). Per epoch, as run.py:
+One job trains every activation of one depth and one data set — or one *group* of data sets, say
+``cifar10+cifar100`` (config ``stacks``, :mod:`.grid_jobs`) — as ONE natively stacked computation
+(:class:`StackedBNMLP` with per-run activations, class counts and input widths, :class:`StackedSGDStep` with
+per-run data): a width-100 step is launch-bound on a GPU, so six runs cost what three do and grouping data
+sets halves the grid's cost. Data sets of unequal size or input width share a group too (``mnist+cifar10``,
+:func:`group_split`): the smaller are zero-padded, a run's padding columns of fc_0 stay zero, and a run sits out
+the steps after its own epoch (:class:`isonorm.train.EpochPlan`), so each run trains as it would alone. Torch BN
+with bias, the config's init, gain exponent, width, batch size and plain SGD learning rate
+(`meterez2024: training:`; decisions C3, C4). Per epoch, as run.py:
 the running train loss/accuracy (train mode), a full test pass in eval mode (BN running statistics), then
 ``get_measurements`` on the fixed measurement batch — one forward+backward in train mode, which also updates
 the BN running statistics (C15 faithful; ``measure_on_copy`` measures a deep copy instead). Epoch 0 is
@@ -19,8 +19,8 @@ The epoch loop, resume, NaN stops and epoch caps are the training engine's
 (:func:`isonorm.train.train_epochs`); this module builds the stack (:func:`grid_training`), supplies the
 evaluation and measurement (:class:`GridMeasure`) and turns the engine's history into the long frame
 (:func:`long_frame`). Run r depends only on (data set, depth, activation): its init and batch orders are
-seeded from those, so a stack gives the numbers of separate trainings (tests/test_meterez2024_training.py).
-With ``epoch_caps`` (budget preset) a stack trains to its members' largest cap and records each run up to
+seeded from those, so stacked runs give the numbers of separate trainings (tests/test_meterez2024_training.py).
+With ``epoch_caps`` (budget preset) a group trains to its members' largest cap and records each run up to
 its own.
 
 Output: one tidy long frame, columns ``dataset, depth, activation, epoch, layer, metric, value``; epoch-level
@@ -40,15 +40,16 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from ...cost import sampled
 from ...data import dataset_spec, load_split
 from ...items import Item
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, sampled, train_epochs
+from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, train_epochs
 from ...train.fast_step import StackedSGDStep
 from . import training_summaries
-from .grid_jobs import STACK_SEPARATOR, stack_members
+from .grid_jobs import GROUP_SEPARATOR, group_members
 
 EXPERIMENT = "meterez2024/training"
 EPOCH_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
@@ -93,7 +94,7 @@ def evaluate(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, batch_size: 
              run_data: torch.Tensor, sizes: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Eval-mode mean loss and accuracy per run over (x, y) (running-stat BN, so the batching is immaterial):
     ``x`` (K, N, D), ``y`` (K, N) for K data sets, ``run_data`` (R,) naming each run's data set, ``sizes`` (K,)
-    each data set's own samples, its first rows (default N: the rest is a stack's padding)."""
+    each data set's own samples, its first rows (default N: the rest is a group's padding)."""
     was_training = model.training
     model.eval()
     loss = torch.zeros(model.n_runs, dtype=torch.float64, device=x.device)
@@ -117,7 +118,7 @@ def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool)
     and ``y`` (R, B) (updates BN running statistics, C15). With ``record``,
     returns per metric an (R, L+1) array (NaN where a metric has no value: the output isometry gaps at
     ℓ = L); without, only the side effect happens (no eigenvalues). φ(W_L) is taken on each run's own
-    classes (a stack pads fc_L)."""
+    classes (a group pads fc_L)."""
     model.train()
     if not record:
         with torch.no_grad():
@@ -142,8 +143,8 @@ def measure(model: StackedBNMLP, x: torch.Tensor, y: torch.Tensor, record: bool)
 
 @dataclass
 class StackedSplit:
-    """One split of a stack's data sets: x (K, N, D) and y (K, N), data set k in the first ``sizes[k]`` rows and
-    ``dims[k]`` features, zero-padded to the largest (N, D) of the stack."""
+    """One split of a group's data sets, stacked: x (K, N, D) and y (K, N), data set k in the first ``sizes[k]``
+    rows and ``dims[k]`` features, zero-padded to the largest (N, D) of the group."""
 
     x: torch.Tensor
     y: torch.Tensor
@@ -151,7 +152,7 @@ class StackedSplit:
     dims: list[int]
 
 
-def stack_split(members: Sequence[str], data_root: str, split: str, transform: str,
+def group_split(members: Sequence[str], data_root: str, split: str, transform: str,
                 device: torch.device) -> StackedSplit:
     """One split of every member, stacked (:class:`StackedSplit`): data sets of unequal size or input width
     (MNIST's 60,000 × 784 with CIFAR-10's 50,000 × 3,072) are zero-padded to one shape."""
@@ -196,7 +197,7 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     """The engine set up for every activation of ``members`` at ``depth``, on the stacked training split
     ``train_x`` (K, N, D), ``train_y`` (K, N); each run is trained to its data set's cap (``epochs_for``).
     ``sizes`` and ``dims`` (K,): each data set's samples and input features when the split pads them
-    (:func:`stack_split`); its runs then sit out the steps after their own epoch and their fc_0 is padded."""
+    (:func:`group_split`); its runs then sit out the steps after their own epoch and their fc_0 is padded."""
     runs = [(name, act) for act in acts for name in members]
     sizes = list(sizes) if sizes is not None else [train_x.shape[1]] * len(members)
     dims = list(dims) if dims is not None else [train_x.shape[-1]] * len(members)
@@ -204,7 +205,7 @@ def grid_training(cfg: Config, members: Sequence[str], acts: Sequence[str], dept
     caps = tuple(epochs_for(cfg, name, depth) for name, _ in runs)
     device = train_x.device
     config = TrainConfig(
-        EXPERIMENT, f"{STACK_SEPARATOR.join(members)}-d{depth}", epochs=max(caps), batch_size=int(cfg["batch_size"]),
+        EXPERIMENT, f"{GROUP_SEPARATOR.join(members)}-d{depth}", epochs=max(caps), batch_size=int(cfg["batch_size"]),
         optimizer=OptimizerConfig("sgd", lr=float(cfg["lr"])), checkpoint_path=checkpoint,
         checkpoint_every=int(cfg["checkpoint_every"]), device=device, run_epochs=caps, stop_non_finite=True,
     )
@@ -308,21 +309,21 @@ def train_grid_job(
 ) -> pd.DataFrame:
     """The training grid of meterez2024-fig4, meterez2024-fig6, meterez2024-figf1, meterez2024-figf2,
     meterez2024-figg1, meterez2024-figg2, meterez2024-figg3 and meterez2024-figg4, one job of it: train all
-    ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a stack ``"a+b"`` — at ``depth``,
+    ``cfg["activations"]`` (or ``activations``) of ``dataset`` — one data set or a group ``"a+b"`` — at ``depth``,
     stacked; tidy frame as the module docstring says. ``checkpoint``: resumable
     checkpoint file (every ``checkpoint_every`` epochs; C.0 "Training script": saved every 10 epochs)."""
-    members = stack_members(dataset)
+    members = group_members(dataset)
     acts = list(activations if activations is not None else cfg["activations"])
     target = resolve_device(device)
-    train = stack_split(members, data_root, "train", cfg["transform"], target)
-    test = stack_split(members, data_root, "test", cfg["transform"], target)
+    train = group_split(members, data_root, "train", cfg["transform"], target)
+    test = group_split(members, data_root, "test", cfg["transform"], target)
     job = grid_training(cfg, members, acts, depth, train.x, train.y, checkpoint, sizes=train.sizes, dims=train.dims)
     result = job.train(GridMeasure.for_job(cfg, job, test))
     return long_frame(result, job.runs, depth)
 
 
-__all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "StackedSplit", "stack_split",
-           "long_frame", "stack_members",
+__all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "StackedSplit", "group_split",
+           "long_frame", "group_members",
            "evaluate", "measure", "epochs_for", "model_config", "EPOCH_METRICS", "LAYER_METRICS"]
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...results import read_all_results
 
-RESULT_KEY = "training"  # results entry: every (data-set stack, depth) job's Parquet file
+RESULT_KEY = "training"  # results entry: every (data-set group, depth) job's Parquet file
 ITEM_DATASET = {"meterez2024-fig4": "cifar10", "meterez2024-figg1": "mnist", "meterez2024-figg2": "fashionmnist",
                 "meterez2024-figg3": "cifar100", "meterez2024-figg4": "cifar10"}  # meterez2024-fig4, meterez2024-figg1–meterez2024-figg4
 SHAPED = ("sin", "tanh")

@@ -1,14 +1,14 @@
-"""The shapes preset's cost table and page (isonorm.report.cost, docs/cost.md)."""
+"""The shapes preset's cost table (isonorm.cost) and the page that draws it (isonorm.report.cost_page, docs/cost.md)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from isonorm.report.cost import (
-    Coverage, MissingCostRecordError, cost_page, cost_table, coverage, hours_by_rule, memory_warnings, read_cost_table,
-    write_cost_table,
+from isonorm.cost import (
+    Coverage, MissingCostRecordError, cost_table, coverage, memory_warnings, read_cost_table, write_cost_table,
 )
+from isonorm.report.cost_page import cost_page, hours_by_rule
 from isonorm.results import write_results
 
 
