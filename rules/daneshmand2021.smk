@@ -2,8 +2,8 @@
 # Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
 # docs/decisions/daneshmand2021.md.
 # Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
-# isonorm.experiments.daneshmand2021; each rule's docstring names the items it computes. daneshmand2021-fig1 is
-# plain: its rule is generated from its record (rules/experiment_jobs.smk).
+# isonorm.experiments.daneshmand2021; each rule's docstring names the items it computes. A plain item (`plain=True` in
+# its record) has no rule here: its rule is generated from its record (rules/experiment_jobs.smk).
 
 from isonorm.experiments.daneshmand2021.summaries import a1_batches
 import isonorm.experiments.daneshmand2021.simulations

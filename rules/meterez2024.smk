@@ -2,8 +2,8 @@
 # Explosion": every table and figure. Library: src/isonorm/experiments/meterez2024/ (the model is
 # isonorm.models.bn_mlp, R runs natively stacked); decisions: docs/decisions/meterez2024.md.
 # Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
-# isonorm.experiments.meterez2024; each rule's docstring names the items it computes. meterez2024-fig1 is plain: its
-# rule is generated from its record (rules/experiment_jobs.smk).
+# isonorm.experiments.meterez2024; each rule's docstring names the items it computes. A plain item (`plain=True` in
+# its record) has no rule here: its rule is generated from its record (rules/experiment_jobs.smk).
 # The at-init items are cheap on a CPU (C.Z): no gpu resource; `device: auto` still uses CUDA when present.
 
 from isonorm.experiments.meterez2024.at_init import SWEEP_ITEMS

@@ -61,3 +61,32 @@ def test_every_quoted_default_is_config_yamls(page):
         if yaml.safe_load(written) != actual:
             wrong.append(f"{': '.join(path)}: the page says {written}, config.yaml {actual!r}")
     assert not wrong, wrong
+
+
+def merged_sections() -> dict[tuple[str, str], set[str]]:
+    """{(paper, shared section): the item sections the rules merge it under}, from the records' functions (the rules
+    merge a shared section under each result key of the function their job runs, rules/common.smk item_settings)."""
+    from isonorm.experiments.joudaki2023 import image_mlps, strengths
+    from isonorm.experiments.meterez2024 import at_init
+    from isonorm.items import paper_items
+
+    def results_of_module(slug, module):
+        return {key for item in paper_items(slug) for _, function in item.jobs if function.__module__ == module.__name__
+                for key in item.results}
+
+    return {("joudaki2023", "strengths"): set(strengths.STRENGTH_ITEMS),
+            ("joudaki2023", "image_mlp"): results_of_module("joudaki2023", image_mlps),
+            ("meterez2024", "at_init"): set(at_init.SWEEP_ITEMS)}
+
+
+def test_the_shared_sections_table_names_every_item_section_its_section_is_merged_under():
+    """docs/configuration.md's table of shared sections: a row that lists its item sections (without "…") lists
+    all, so an item added to a shared section's function cannot leave the table behind; the papers' row lists them
+    all."""
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\w+) \| `(\w+)` \| ([^|]*) \|$", text, re.MULTILINE)
+    listed = {(paper, shared): set(re.findall(r"`(\w+)`", merged)) for paper, shared, merged in rows
+              if "`" in merged and "…" not in merged}
+    assert listed == merged_sections()
+    (papers,) = re.findall(r"^\| (`\w+`(?:, `\w+`)+) \| one section per paper", text, re.MULTILINE)
+    assert re.findall(r"`(\w+)`", papers) == sorted(CONFIG["papers"])

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, script_module
+from conftest import PAPERS, REPO, script_module
 
 
 power = script_module(REPO / "benchmarks" / "power.py")
@@ -20,7 +20,7 @@ def test_every_mistake_applies_and_its_module_imports(capsys):
 
 
 def test_the_mistakes_cover_every_paper_and_only_experiment_code():
-    assert {m.paper for m in power.MISTAKES} == {"daneshmand2021", "joudaki2023", "lu2024", "meterez2024"}
+    assert {m.paper for m in power.MISTAKES} == set(PAPERS)
     assert len(power.MISTAKES) >= 10 and len(power.BY_ID) == len(power.MISTAKES)
     for mistake in power.MISTAKES:
         assert not mistake.file.startswith("report/") and "summaries" not in mistake.file

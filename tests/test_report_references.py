@@ -14,7 +14,9 @@ from isonorm.verdicts.references import (
     ReferenceFormatError,
     load_all_references,
     load_references,
+    load_unscored,
     paper_title,
+    unscored_reason,
 )
 
 # Made-up values: only the format is under test, never what a paper reported.
@@ -104,6 +106,10 @@ def mutate(path: tuple, value):
         (mutate(("references",), {"item": "x"}), ["`references`", "list"]),
         (mutate(("title",), ...), ["missing top-level", "title"]),
         (mutate(("paper",), "Lu 2024"), ["`paper`", "invalid paper slug", "lu2024"]),
+        (mutate(("unscored",), {"lu2024-fig2": {"slope": "the paper gives none"}}),
+         ["lu2024-fig2:slope", "has a row", "`unscored`"]),
+        (mutate(("unscored",), {"meterez2024-fig1": {"x": "why"}}), ["`unscored`", "does not belong to paper"]),
+        (mutate(("unscored",), {"lu2024-fig2": {"other": ""}}), ["`unscored`", "why the paper reports nothing"]),
         ("- just\n- a list\n", ["top level must be a mapping"]),
         ("paper: [unclosed\n", ["not valid YAML"]),
     ],
@@ -116,6 +122,16 @@ def test_malformed_file_names_file_entry_and_key(tmp_path, doc, fragments):
     assert str(path) in message
     for fragment in fragments:
         assert fragment in message
+
+
+def test_unscored_quantities_say_why_they_have_no_row(tmp_path):
+    path = write(tmp_path, mutate(("unscored",), {"lu2024-fig2": {"*_peak": "the paper gives no peak"}}))
+    unscored = load_unscored(path)
+    assert len(load_references(path)) == 2
+    assert unscored_reason(unscored, "lu2024-fig2", "test_acc_peak") == "the paper gives no peak"
+    assert unscored_reason(unscored, "lu2024-fig2", "test_acc_peak_d8") is None
+    assert unscored_reason(unscored, "lu2024-table5", "test_acc_peak") is None
+    assert load_unscored(write(tmp_path, VALID)) == {}
 
 
 def test_duplicate_item_quantity_is_rejected(tmp_path):

@@ -25,6 +25,11 @@ Format::
         read: {at: [81.889, 82.010], reduce: mean}   # a read-off row: where it was read (readoff_values)
         note: "..."          # optional; required for alternative and fitted readings: why the reading exists
 
+    unscored:                # optional: quantities the claims measure that the paper reports nothing for
+      daneshmand2021-appfig6a:
+        vanilla_gap_change: "the change Fig. 6b's rows score; panel a reports the levels"   # why: no row
+        "*_peak": "..."      # a shell pattern (fnmatch) names several quantities at once
+
     readoffs:                # how each read-off figure was read (the basis of its ``read-off`` rows)
       daneshmand2021-fig2b:
         scale: log10         # the scale of the rows' numbers (``SCALES``)
@@ -48,6 +53,10 @@ the rows' tolerance (:func:`isonorm.verdicts.scoreboard.reported_noise`); a prin
 ``paper_runs``. ``axes`` calibrates each panel with numbers, and a read-off row's ``read`` records the coordinates its
 value was read at and how they reduce to it (:mod:`isonorm.verdicts.readoff_values`); tests/test_reference_readings.py
 recomputes every read-off value through them.
+
+A quantity that an item's claims measure and no row lists is scored ``no-reference``, which no verdict counts;
+``unscored`` says why such a quantity has no row (the paper reports nothing for it): its scoreboard row's note
+says so, and tests/test_reference_rows.py tells it from a row left out. A quantity that has a row is never unscored.
 
 What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
 
@@ -92,6 +101,7 @@ from __future__ import annotations
 
 import math
 import re
+from fnmatch import fnmatchcase
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -322,15 +332,21 @@ def _calibration(raw: Any, where: str) -> dict[str, Any]:
     return raw
 
 
-def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
-    """The ``readoffs`` section: item -> how its figure was read (``READOFF_KEYS``; the module docstring)."""
+def _by_item(raw: Any, paper: str, where: str, what: str) -> Iterable[tuple[str, Any]]:
+    """(item, entry) of a section keyed by the paper's item ids (``readoffs``, ``unscored``); ``what``: an entry."""
     if not isinstance(raw, dict):
-        raise ReferenceFormatError(f"{where} must map item ids to {{{', '.join(READOFF_KEYS)}}}")
+        raise ReferenceFormatError(f"{where} must map item ids to {what}")
     for item, entry in raw.items():
         try:
             check_item_id(item, paper)
         except ValueError as err:
             raise ReferenceFormatError(f"{where}: {err}") from None
+        yield item, entry
+
+
+def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
+    """The ``readoffs`` section: item -> how its figure was read (``READOFF_KEYS``; the module docstring)."""
+    for item, entry in _by_item(raw, paper, where, f"{{{', '.join(READOFF_KEYS)}}}"):
         if (not isinstance(entry, dict) or not set(READOFF_KEYS) <= set(entry)
                 or not set(entry) <= set(READOFF_KEYS + READOFF_OPTIONAL)):
             missing = sorted(set(READOFF_KEYS) - set(entry)) if isinstance(entry, dict) else list(READOFF_KEYS)
@@ -360,6 +376,29 @@ def _readoffs(raw: Any, paper: str, where: str) -> dict[str, dict[str, Any]]:
             raise ReferenceFormatError(f"{where}: {item}: `precision` {precision:g} is finer than the calibration's "
                                        f"residual {residual:g}; a read-off cannot be more precise than its axis")
     return raw
+
+
+def _unscored(raw: Any, paper: str, where: str) -> dict[str, dict[str, str]]:
+    """The ``unscored`` section: item -> {quantity or shell pattern: why the paper reports nothing for it}."""
+    for item, quantities in _by_item(raw, paper, where, "{quantity: why it has no row}"):
+        if not isinstance(quantities, dict) or not quantities:
+            raise ReferenceFormatError(f"{where}: {item} must map its quantities to why each has no row")
+        for quantity, why in quantities.items():
+            if not _text(quantity) or not _text(why):
+                raise ReferenceFormatError(f"{where}: {item}: {quantity!r} needs a quantity (or a pattern) and, in "
+                                           f"words, why the paper reports nothing for it; got {why!r}")
+    return raw
+
+
+def unscored_reason(unscored: dict[str, dict[str, str]], item: str, quantity: str) -> str | None:
+    """Why ``quantity`` of ``item`` has no row, as ``unscored`` (:func:`load_unscored`) says; None where it does not."""
+    return next((why for pattern, why in unscored.get(item, {}).items() if fnmatchcase(quantity, pattern)), None)
+
+
+def load_unscored(path: str | Path) -> dict[str, dict[str, str]]:
+    """The ``unscored`` section of a reference file ({} without one), checked as :func:`load_references` does."""
+    doc = yaml.load(Path(path).read_text(), Loader=FAST_LOADER)
+    return _unscored(doc.get("unscored") or {}, check_slug(doc["paper"]), f"{path}: `unscored`")
 
 
 def describe_source(source: dict[str, Any]) -> str:
@@ -452,12 +491,17 @@ def load_references(path: str | Path) -> pd.DataFrame:
         )
     if not isinstance(doc["references"], list):
         raise ReferenceFormatError(f"{path}: `references` must be a list of entries")
-    unknown = sorted(set(doc) - {"paper", "title", "cite", "references", "readoffs"})
+    unknown = sorted(set(doc) - {"paper", "title", "cite", "references", "readoffs", "unscored"})
     if unknown:
         raise ReferenceFormatError(f"{path}: unknown top-level key(s) {unknown}; allowed: paper, title, cite, "
-                                   "references, readoffs")
+                                   "references, readoffs, unscored")
     readoffs = _readoffs(doc.get("readoffs") or {}, paper, f"{path}: `readoffs`")
+    unscored = _unscored(doc.get("unscored") or {}, paper, f"{path}: `unscored`")
     rows = [_entry(raw, paper, f"{path}, reference #{i}") for i, raw in enumerate(doc["references"])]
+    for i, row in enumerate(rows):
+        if unscored_reason(unscored, row["item"], row["quantity"]) is not None:
+            raise ReferenceFormatError(f"{path}, reference #{i}: {row['item']}:{row['quantity']} has a row and is "
+                                       "listed under `unscored` (no row) too; keep one")
     for i, row in enumerate(rows):
         where = f"{path}, reference #{i}"
         row["basis_detail"] = _basis_detail(row, readoffs, where)
