@@ -234,18 +234,6 @@ def test_every_verdict_path(two_papers):
     assert board["item"].tolist()[-1] == "lu2024-fig9"
 
 
-def test_a_no_reference_row_says_why_its_reference_file_gives_it_none(two_papers):
-    """tests/test_reference_rows.py: a claimed quantity without a row is unscored with a reason, or a row left out."""
-    lu2024 = two_papers[0][0]
-    lu2024.write_text(yaml.safe_dump({**yaml.safe_load(lu2024.read_text()),
-                                      "unscored": {"lu2024-fig9": {"ext*": "a diagnostic of ours"}}}))
-    for preset, verdict in (("paper", "no-reference"), ("quick", "computed")):
-        rows = build_scoreboard(*two_papers, preset=preset).set_index(["item", "quantity"])
-        assert rows.loc[("lu2024-fig9", "extra"), "verdict"] == verdict
-        assert rows.loc[("lu2024-fig9", "extra"), "note"] == ("the paper gives no number for it: a diagnostic of ours; "
-                                                              "not in the paper")
-
-
 def test_scoreboard_csv_round_trip(two_papers, tmp_path):
     board = build_scoreboard(*two_papers, preset="paper")
     path = write_scoreboard(board, tmp_path / "results" / "scoreboard.csv")

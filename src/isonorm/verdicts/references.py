@@ -55,8 +55,8 @@ value was read at and how they reduce to it (:mod:`isonorm.verdicts.readoff_valu
 recomputes every read-off value through them.
 
 A quantity that an item's claims measure and no row lists is scored ``no-reference``, which no verdict counts;
-``unscored`` says why such a quantity has no row (the paper reports nothing for it): its scoreboard row's note
-says so, and tests/test_reference_rows.py tells it from a row left out. A quantity that has a row is never unscored.
+``unscored`` says why such a quantity has no row (the paper reports nothing for it), so that
+tests/test_reference_rows.py tells it from a row left out by mistake. A quantity that has a row is never unscored.
 
 What the row-level keys mean (docs/decisions/README.md, "Verdicts"):
 

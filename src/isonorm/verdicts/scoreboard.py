@@ -31,7 +31,7 @@ from .comparison import (ALTERNATIVE, COMPUTED, CONSISTENCY, FAILED, FITTED, FIT
 from ..outputs import PAPER_PRESET
 from ..atomic import write_text_atomically
 from .ids import paper_of
-from .references import PROVENANCES, load_all_references, load_unscored, unscored_reason
+from .references import PROVENANCES, load_all_references
 
 SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
                       "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "within", "provenance",
@@ -146,17 +146,14 @@ def _within(merged: pd.DataFrame) -> list[str]:
             for r in merged.itertuples()]
 
 
-def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False,
-          unscored: Mapping[str, Mapping[str, str]] | None = None) -> pd.DataFrame:
+def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -> pd.DataFrame:
     """References joined with claims on (item, quantity), with a ``verdict`` and a ``weak`` mark per row.
 
     Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``, ``reading``,
     ``basis``...) and the claim's ``note`` so that the per-item tables in the paper pages can show them. Rows
     follow the reference files' order; claims no reference lists come last. An item "ran" when the claims hold at
     least one row for it (docs/decisions/README.md, "Verdicts"). ``smoke``: a run at reduced sizes or data, whose
-    rows are not compared to the paper (:func:`judge_smoke`) and are never weak. ``unscored``: the reference files'
-    reasons why a claimed quantity has no row (:func:`isonorm.verdicts.references.load_unscored`), which its
-    no-reference row's note gives first.
+    rows are not compared to the paper (:func:`judge_smoke`) and are never weak.
     """
     merged = _with_reported_noise(_borrowed_spreads(_joined(references, claims)))
     merged["paper"] = merged["item"].map(paper_of)
@@ -184,12 +181,7 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False,
     note = reference_note.where(reference_note != "", merged["claim_note"].fillna(""))
     borrowed = ["a single run: its spread is the widest its item's runs show, relative to the value"
                 if b else "" for b in merged["borrowed"]]
-    unscored = unscored or {}
-    no_row = [None if isinstance(r.compare, str) else unscored_reason(unscored, r.item, r.quantity)
-              for r in merged.itertuples()]
-    why = [f"the paper gives no number for it: {reason}" if reason else "" for reason in no_row]
-    merged["note"] = ["; ".join(filter(None, (w, j.reason, b, n)))
-                      for w, j, b, n in zip(why, judgements, borrowed, note)]
+    merged["note"] = ["; ".join(filter(None, (j.reason, b, n))) for j, b, n in zip(judgements, borrowed, note)]
     return merged
 
 
@@ -199,10 +191,8 @@ def score_files(
     """The references of ``reference_files`` scored against the claims files that exist (``SCORED_COLUMNS``), for
     the run made with ``preset``: compared to the paper for the paper configuration (its data-free subset
     included), a smoke run's rows for any other preset."""
-    reference_files = list(reference_files)
-    unscored = {item: why for path in reference_files for item, why in load_unscored(path).items()}
     scored = score(load_all_references(reference_files), read_all_claims(claims_files),
-                   smoke=preset != PAPER_PRESET, unscored=unscored)
+                   smoke=preset != PAPER_PRESET)
     scored["preset"] = preset
     return _texts_filled(scored.loc[:, list(SCORED_COLUMNS)])
 
