@@ -18,8 +18,9 @@ import torch
 from ...metrics import abs_cosine, orthogonality_gap_of_gram
 from ...runtime import generator
 from ...simulate import batch_normalize, run_chain, spectrum_chain
-from ...items import Item
+from ...items import Item, Results
 from . import SLUG, claims
+from .summaries import a1_batches
 
 Config = Mapping[str, Any]
 DTYPE = torch.float64  # chains are tiny; float64 keeps the 1e-6 entries of the Fig. 2 start exact
@@ -171,13 +172,14 @@ def activation_fluctuations(cfg: Config) -> pd.DataFrame:
 ITEMS = (
     Item("daneshmand2021-fig1", "Warm-up: |cos| of two samples through depth, BN vs vanilla", "simulation",
          warmup_cosine, claims=claims.claims, plain=True),
-    Item("daneshmand2021-fig2a", "Log orthogonality gap through depth", "simulation", gap_through_depth, ("fig2a",),
-         claims.claims),
-    Item("daneshmand2021-fig2b", "Average gap vs width (log–log)", "simulation", gap_through_depth, ("fig2b",),
-         claims.claims),
-    Item("daneshmand2021-fig3", "Validity of Assumption A1 over (n, d)", "simulation", assumption_a1_grid, ("fig3",),
-         claims.claims),
+    Item("daneshmand2021-fig2a", "Log orthogonality gap through depth", "simulation", gap_through_depth,
+         {"fig2a": Results("fig2a/width{width}.parquet", width="fig2a.widths")}, claims.claims),
+    Item("daneshmand2021-fig2b", "Average gap vs width (log–log)", "simulation", gap_through_depth,
+         {"fig2b": Results("fig2b/width{width}.parquet", width="fig2b.widths")}, claims.claims),
+    Item("daneshmand2021-fig3", "Validity of Assumption A1 over (n, d)", "simulation", assumption_a1_grid,
+         {"fig3": Results("fig3/batch{n}.parquet", n=lambda section: a1_batches(section["fig3"]))}, claims.claims),
     Item("daneshmand2021-appfigg",
          "Appendix-G conjecture: fluctuations of the Gram matrix for non-linear activations", "simulation",
-         activation_fluctuations, ("appfigg",), claims.claims),
+         activation_fluctuations, {"appfigg": Results("appfigg/{activation}.parquet",
+                                                      activation="appfigg.activations")}, claims.claims),
 )

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...items import Item, results_of
+from ...items import Item, Results, results_of
 from ...metrics import (
     CLOSED_FORMS,
     NonFiniteActivationError,
@@ -107,12 +107,16 @@ def claims(results: Mapping[str, Sequence[str]], config: Config) -> dict[str, di
 
 # The items these functions compute, each once (isonorm.items): its title as its section in
 # docs/decisions/joudaki2023.md heads it, its job, the results it reads and its claims.
+def _strengths(item: str) -> dict[str, Results]:
+    return {item: Results("strengths/{item}.parquet", item=(item,))}  # one job per item, one rule for all
+
+
 ITEMS = (  # β in closed form, by quadrature and by Monte Carlo: one job per item
-    Item("joudaki2023-table2", "Closed-form isometry strengths", "simulation", isometry_strengths, ("table2",),
-         claims),
-    Item("joudaki2023-tableb1", "β as a function of the gain α", "simulation", isometry_strengths, ("tableb1",),
-         claims),
-    Item("joudaki2023-figb1", "β vs the gain α", "simulation", isometry_strengths, ("figb1",), claims),
+    Item("joudaki2023-table2", "Closed-form isometry strengths", "simulation", isometry_strengths,
+         _strengths("table2"), claims),
+    Item("joudaki2023-tableb1", "β as a function of the gain α", "simulation", isometry_strengths,
+         _strengths("tableb1"), claims),
+    Item("joudaki2023-figb1", "β vs the gain α", "simulation", isometry_strengths, _strengths("figb1"), claims),
 )
 # The items isometry_strengths serves, by result key (its config section; one job each), and each item's key.
 STRENGTH_ITEMS = results_of(ITEMS, isometry_strengths)

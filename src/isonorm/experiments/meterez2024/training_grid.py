@@ -41,14 +41,14 @@ import torch
 import torch.nn.functional as F
 
 from ...data import dataset_spec, load_split
-from ...items import Item
+from ...items import Item, Results
 from ...metrics import gram, isometry_gap, weight_isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
 from ...train import Measure, OptimizerConfig, TrainConfig, TrainResult, sampled, train_epochs
 from ...train.fast_step import StackedSGDStep
 from . import training_summaries
-from .grid_jobs import STACK_SEPARATOR, stack_members
+from .grid_jobs import STACK_SEPARATOR, stack_members, training_stacks
 
 EXPERIMENT = "meterez2024/training"
 EPOCH_METRICS = ("train_loss", "train_acc", "test_loss", "test_acc")
@@ -327,8 +327,11 @@ __all__ = ["train_grid_job", "grid_training", "GridTraining", "GridMeasure", "St
 
 
 # The items of the grid, each once (isonorm.items): its title as its section in docs/decisions/meterez2024.md heads
-# it; all read the one result key that the grid's jobs split by data set and depth.
-_GRID = dict(kind="training", computed_by=train_grid_job, results=("training",), claims=training_summaries.claims)
+# it; all read the one result key that the grid's jobs split by data set and depth: one job per stack of data sets
+# (cifar10+cifar100, mnist+fashionmnist, ...: grid_jobs.training_stacks) and depth.
+_GRID = dict(kind="training", computed_by=train_grid_job, claims=training_summaries.claims, results={
+    "training": Results("training/{stack}-d{depth}.parquet", stack=lambda section: training_stacks(section["training"]),
+                        depth="training.depths")})
 ITEMS = (
     Item("meterez2024-fig4", "Training accuracy on CIFAR10 at depths 100, 500, 1000", **_GRID),
     Item("meterez2024-fig6", "Implicit orthogonality bias of SGD (depth 1000, tanh)", **_GRID),
