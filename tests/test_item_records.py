@@ -214,6 +214,16 @@ def test_the_rules_take_every_results_path_from_the_records(slug):
 
 
 @pytest.mark.parametrize("slug", PAPERS)
+def test_every_papers_claims_live_in_its_summaries_modules(slug):
+    """One naming in every paper: a claims function is `claims` of a `<group>_summaries.py` module of its package."""
+    for item in paper_items(slug):
+        if item.claims is not None:
+            module = item.claims.__module__
+            assert module.startswith(f"isonorm.experiments.{slug}.") and module.endswith("_summaries"), (item.id, module)
+            assert item.claims.__name__ == "claims", (item.id, item.claims.__qualname__)
+
+
+@pytest.mark.parametrize("slug", PAPERS)
 def test_every_referenced_item_has_a_record(slug):
     from isonorm.verdicts import load_references
 

@@ -17,7 +17,7 @@ from ...models.orthogonal_init import conv_svd_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, TrainConfig, sampled, train_stacked
 from ...items import Item, Results
-from . import SLUG, claims
+from . import SLUG, paper_summaries
 
 
 def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, data_root: str, dataset: str,
@@ -53,7 +53,7 @@ _CONVNETS = {"appfig7": Results("appfig7/{init}-extra{extra}.parquet", init="app
                                 extra="appfig7.extra_layers")}
 ITEMS = (  # isonorm.items; App. Figs. 7a and 7b split one result key by number of extra layers
     Item("daneshmand2021-appfig7a", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
-         train_deep_convnet, _CONVNETS, claims.claims),
+         train_deep_convnet, _CONVNETS, paper_summaries.claims),
     Item("daneshmand2021-appfig7b", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
-         train_deep_convnet, _CONVNETS, claims.claims),
+         train_deep_convnet, _CONVNETS, paper_summaries.claims),
 )

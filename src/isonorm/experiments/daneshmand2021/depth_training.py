@@ -19,7 +19,7 @@ from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, sampled, train_stacked
 from ...items import Item, Results
-from . import SLUG, claims
+from . import SLUG, paper_summaries
 
 Config = Mapping[str, Any]
 INPUT_FEATURES = 3 * 32 * 32
@@ -93,10 +93,10 @@ _DEPTHS = {"depth_training": Results("depth_training/{init}-depth{depth}.parquet
                                      depth="depth_training.depths")}
 ITEMS = (  # isonorm.items; Figs. 4a and 5 share their training runs
     Item("daneshmand2021-fig4a", "Initial gap and training loss after 30 epochs vs depth", "training",
-         train_depth_variant, _DEPTHS, claims.claims),
+         train_depth_variant, _DEPTHS, paper_summaries.claims),
     Item("daneshmand2021-fig4b", "Gap and training loss during training (20 layers)", "training",
          train_gap_during_training, {"fig4b": Results("fig4b/depth{depth}.parquet", depth="fig4b.depth")},
-         claims.claims),
+         paper_summaries.claims),
     Item("daneshmand2021-fig5", "Iterative orthogonalisation vs Xavier", "training", train_depth_variant, _DEPTHS,
-         claims.claims),
+         paper_summaries.claims),
 )

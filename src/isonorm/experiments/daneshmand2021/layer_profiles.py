@@ -18,7 +18,7 @@ from ...models.random_profile_nets import layer_inputs, profile_convnet, profile
 from ...runtime import generator, resolve_device
 from ...train import sampled
 from ...items import Item, Results
-from . import SLUG, claims
+from . import SLUG, paper_summaries
 
 NORMS = ("batchnorm", "none")
 ARCHS = ("mlp", "convnet")  # App. Fig. 6a, 6b
@@ -52,6 +52,6 @@ def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: s
 _PROFILES = {"appfig6": Results("appfig6/{arch}.parquet", arch=ARCHS)}  # one job per architecture
 ITEMS = (  # isonorm.items; App. Figs. 6a and 6b split one result key by architecture
     Item("daneshmand2021-appfig6a", "BN vs vanilla gap through the layers of a ReLU MLP", "at_init", gap_profile,
-         _PROFILES, claims.claims),
-    Item("daneshmand2021-appfig6b", "The same for a ConvNet", "at_init", gap_profile, _PROFILES, claims.claims),
+         _PROFILES, paper_summaries.claims),
+    Item("daneshmand2021-appfig6b", "The same for a ConvNet", "at_init", gap_profile, _PROFILES, paper_summaries.claims),
 )
