@@ -65,8 +65,10 @@ class Results:
 
     __slots__ = ("path", "wildcards", "settings", "needs", "readings")
 
-    def __init__(self, path: str, wildcards: Mapping[str, Any] | None = None, *, settings: Mapping[str, str] = {},
-                 needs: str | None = None, readings: str | None = None, **by_name: Any) -> None:
+    def __init__(self, path: str, wildcards: Mapping[str, Any] | None = None, *,
+                 settings: Mapping[str, str] | None = None, needs: str | None = None, readings: str | None = None,
+                 **by_name: Any) -> None:
+        settings = settings or {}
         specs = {**(wildcards or {}), **by_name, **settings}
         named = [name for spec in specs for name in spec.split("-")]
         if sorted(named) != sorted(set(re.findall(r"\{(\w+)\}", path))):
