@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import PAPERS, REPO
+from conftest import PAPERS, REPO, copy_workflow, snakemake
 from isonorm.callables import resolve
 from isonorm.items import (NEEDS_OF_KIND, PLAIN_RESULTS, Item, Results, key_results, output_pattern, paper_items,
                            paper_modules, result_files)
@@ -198,6 +198,18 @@ def test_records_and_rules_that_disagree_fail_when_the_workflow_is_parsed():
         Results("table1/{optimizer}.parquet")
     with pytest.raises(ValueError, match="plain items'"):
         Item("lu2024-fig9", "t", "simulation", len, {"fig9": Results(f"fig9/{PLAIN_RESULTS}")})
+
+
+def test_a_records_result_key_that_no_rule_writes_stops_the_parse(tmp_path):
+    """The records and the rules cannot disagree silently: without the rule of lu2024-fig1, the parse names its key."""
+    workdir = copy_workflow(tmp_path)
+    smk = workdir / "rules" / "lu2024.smk"
+    smk.write_text(RULE.sub(lambda rule: "" if rule.group(2) == "lu2024_fig1" else rule.group(0),
+                            smk.read_text(encoding="utf-8")), encoding="utf-8")
+    done = snakemake(workdir, "-n", "--cores", "1", "--config", "compute=data-free", timeout=300)
+    assert done.returncode != 0
+    assert ("rules/lu2024.smk has no rule whose output is item_output('lu2024', key) for the result keys ['fig1']"
+            in done.stdout + done.stderr), done.stderr[-3000:]
 
 
 @pytest.mark.parametrize("slug", PAPERS)
