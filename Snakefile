@@ -42,12 +42,11 @@ include: "rules/data.smk"
 
 
 for slug in PAPERS:  # rules/<slug>.smk: one paper's rules, for its items that are not plain (docs/adding.md)
-    if Path(workflow.basedir, "rules", f"{slug}.smk").is_file():
+    if Path(workflow.basedir, "rules", f"{slug}.smk").is_file():  # none for a paper of plain items only
 
         include: f"rules/{slug}.smk"
 
-    else:
-        register_results(slug)  # a paper of plain items only: their rule is generated
+    register_results(slug)  # its results files and claims, from its records (rules/common.smk)
 
 
 include: "rules/report.smk"

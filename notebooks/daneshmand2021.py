@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from isonorm.experiments.daneshmand2021 import summaries as s
+from isonorm.experiments.daneshmand2021 import paper_summaries as s
 from isonorm.report.notebook import CI, NOT_RUN, open_paper
 from isonorm.report.pages import daneshmand2021 as p
 from isonorm.report.pages.daneshmand2021 import BN_RED, VANILLA_BLUE

@@ -9,8 +9,9 @@
 #                 (isonorm.resources: a cost table's row where it has the job's, else the defaults), which the
 #                 template rules of rules/experiment_jobs.smk state once per kind; before_any_job(): once the jobs
 #                 are known, their cost (paper_cost_lines) and the stop on one too large for the machine (memory_check)
-#   report        register_results() (results and claims), called by each rules/<slug>.smk (and by the Snakefile for a
-#                 paper of plain items only, which has no rules file); run_plan(): what this run
+#   report        item_output(): a rule's output, from the records of the result keys it writes; register_results()
+#                 (results and claims, from the records), called by the Snakefile for each paper once its rules
+#                 file (if any) is read; run_plan(): what this run
 #                 computes (isonorm.plan); paper_results(), left_out_results(), data_results() (used by
 #                 rules/report.smk and rules/cost.smk)
 #   end of run    end_of_run(): the summary, and after a failure the report from what exists (rules/report.smk hooks)
@@ -23,8 +24,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from isonorm.callables import name_of
-from isonorm.items import (PLAIN_RESULTS, check_results_keys, claims_functions, paper_items, plain_items,
-                           unfinished_items)
+from isonorm.items import (PLAIN_RESULTS, READING, claims_functions, key_results, output_pattern, paper_items,
+                           plain_items, result_files, unfinished_items)
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_lines, projected_costs
 from isonorm.run_status import StopSignal, job_label, summary_lines
@@ -106,11 +107,6 @@ def experiment(function, cfg, **kwargs):
 # The plain items of the run's papers (isonorm.items.Item.plain), {(slug, item suffix): record}: one simulation job
 # each, whose rule (rules/experiment_jobs.smk `plain_simulation`) and results are generated from the record.
 PLAIN = plain_items(config["papers"])  # the run's papers (the Snakefile checks them as PAPERS)
-
-
-def plain_results(slug):
-    """{result key: [file]} of the paper's plain items: the one file of each, under the item's suffix."""
-    return {item: [results(s, item, PLAIN_RESULTS)] for s, item in PLAIN if s == slug}
 
 
 def plain_experiment(slug, item):
@@ -239,27 +235,42 @@ TRAINING = job_size("training", gpu=training_gpus)  # every training holds a GPU
 
 REGISTERED = {}  # {slug: {need: {result key: [files]}}}, need: data_free | needs_data | trains (isonorm.plan.NEEDS)
 PAPER_CLAIMS = {}  # {slug: ["package.module:function", ...]}: what measures its checkable quantities, by name
+WRITTEN = {}  # {slug: {result key, or "<key>--" for its readings}}: the keys a rule's output takes (item_output)
 
 
-def register_results(slug, *, data_free=None, needs_data=None, trains=None):
-    """Record a paper's results files by result key and by what computing them needs: ``data_free`` (random
-    networks), ``needs_data`` (a data set, corpus or checkpoint, no training) and ``trains`` (a network is trained);
-    the last two are dicts or functions returning one. Its plain items' files are added to ``data_free``. The
-    paper's items (isonorm.items.paper_items) must read every key and only these; their claims functions, each
-    ``claims(results, config) -> {item id: {quantity: value}}`` (isonorm.verdicts.claims), are what measures the
-    paper's checkable quantities, held by name for the job."""
-    by_hand, plain = dict(data_free or {}), plain_results(slug)
-    if set(by_hand) & set(plain):
-        raise ValueError(f"rules/{slug}.smk registers {sorted(set(by_hand) & set(plain))}, the results of plain "
-                         f"items, which the workflow generates with their jobs; remove them from rules/{slug}.smk")
-    REGISTERED[slug] = {DATA_FREE: {**plain, **by_hand}, NEEDS_DATA: _files(needs_data), TRAINS: _files(trains)}
-    items = paper_items(slug)
-    check_results_keys(slug, items, REGISTERED[slug])
+@functools.cache
+def paper_table(slug):
+    """The paper's records (isonorm.items.paper_items), gathered once per process."""
+    return paper_items(slug)
+
+
+def item_output(slug, *keys, reading=False):
+    """The `output:` of the rule of rules/<slug>.smk that writes the files of these result keys, as their records
+    declare them (isonorm.items.Results, output_pattern): <RESULTS>/<slug>/<path>, each wildcard held to its values;
+    with ``reading``, the files of their alternative readings (`<key>--<reading>`, decision D19)."""
+    WRITTEN.setdefault(slug, set()).update(f"{key}{READING}" if reading else key for key in keys)
+    return results(slug, output_pattern(slug, paper_table(slug), config[slug], keys, reading=reading))
+
+
+def register_results(slug):
+    """Register a paper's results files, by what computing them needs and by result key, as its records declare
+    them (isonorm.items.result_files): ``data_free`` (random networks), ``needs_data`` (a data set, corpus or
+    checkpoint, no training) and ``trains`` (a network is trained); the run plan (isonorm.plan) picks among them.
+    Called by the Snakefile for each paper once its rules are read: every key of an item that is not plain must
+    be written by one of them (item_output). The paper's claims functions, each ``claims(results, config) ->
+    {item id: {quantity: value}}`` (isonorm.verdicts.claims), come from the same records, held by name for the job."""
+    items = paper_table(slug)
+    found = result_files(slug, items, config[slug])
+    plain = {item.suffix for item in items if item.plain}
+    written = WRITTEN.get(slug, set())
+    unwritten = [key for key, files in key_results(slug, items).items() if key not in plain and (
+        key not in written or (files.reading_names(config[slug]) and f"{key}{READING}" not in written))]
+    if unwritten:
+        raise ValueError(f"rules/{slug}.smk has no rule whose output is item_output({slug!r}, key) for the result "
+                         f"keys {unwritten} (item_output(..., reading=True) for their readings) (docs/adding.md)")
+    REGISTERED[slug] = {need: {key: [results(slug, f) for f in files] for key, files in by_key.items()}
+                        for need, by_key in found.items()}
     PAPER_CLAIMS[slug] = [name_of(function) for function in claims_functions(items)]
-
-
-def _files(registered):
-    return {} if registered is None else dict(registered() if callable(registered) else registered)
 
 
 _RUN_PLAN = []

@@ -1,11 +1,12 @@
 # Daneshmand, Joudaki, Bach (NeurIPS 2021), "Batch Normalization Orthogonalizes Representations in Deep Random
 # Networks": every figure and table. Library: src/isonorm/experiments/daneshmand2021/; decisions:
 # docs/decisions/daneshmand2021.md.
-# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
-# isonorm.experiments.daneshmand2021; each rule's docstring names the items it computes. A plain item (`plain=True` in
-# its record) has no rule here: its rule is generated from its record (rules/experiment_jobs.smk).
+# Its items, each once with its title, job, results (their files) and claims: the records (`ITEMS`) beside their
+# functions in isonorm.experiments.daneshmand2021; each rule's docstring names the items it computes, and its output
+# is the files of their result keys, as the records declare them (item_output; the Snakefile registers them).
+# A plain item (`plain=True` in its record) has no rule here: its rule is generated from its record
+# (rules/experiment_jobs.smk).
 
-from isonorm.experiments.daneshmand2021.summaries import a1_batches
 import isonorm.experiments.daneshmand2021.simulations
 import isonorm.experiments.daneshmand2021.depth_training
 import isonorm.experiments.daneshmand2021.layer_profiles
@@ -14,38 +15,12 @@ import isonorm.experiments.daneshmand2021.deep_convnets
 D21 = config["daneshmand2021"]
 
 
-# Every results file of the paper, by result key and by what it needs (isonorm.plan: what a run computes).
-register_results(
-    "daneshmand2021",
-    data_free={
-        "fig2a": expand(results("daneshmand2021", "fig2a", "width{w}.parquet"), w=D21["fig2a"]["widths"]),
-        "fig2b": expand(results("daneshmand2021", "fig2b", "width{w}.parquet"), w=D21["fig2b"]["widths"]),
-        "fig3": expand(results("daneshmand2021", "fig3", "batch{n}.parquet"), n=a1_batches(D21["fig3"])),
-        "appfigg": expand(results("daneshmand2021", "appfigg", "{a}.parquet"), a=D21["appfigg"]["activations"]),
-    },
-    needs_data=lambda: {
-        "appfig6": expand(results("daneshmand2021", "appfig6", "{arch}.parquet"), arch=["mlp", "convnet"]),
-    },
-    trains=lambda: {
-        "depth_training": expand(
-            results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
-            init=D21["depth_training"]["inits"], depth=D21["depth_training"]["depths"],
-        ),
-        "fig4b": [results("daneshmand2021", "fig4b", f"depth{D21['fig4b']['depth']}.parquet")],
-        "appfig7": expand(
-            results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
-            init=D21["appfig7"]["inits"], extra=D21["appfig7"]["extra_layers"],
-        ),
-    },
-)
-
-
 # --- random chains, no data (CPU) -------------------------------------------------------------------
 
 use rule simulation_job as daneshmand2021_fig2a with:
     """daneshmand2021-fig2a: the orthogonality gap through the layers of the BN chain, one job per width."""
     output:
-        results("daneshmand2021", "fig2a", "width{width}.parquet"),
+        item_output("daneshmand2021", "fig2a"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.daneshmand2021.simulations.gap_through_depth,
@@ -62,7 +37,7 @@ use rule simulation_job as daneshmand2021_fig2b with:
     """daneshmand2021-fig2b: the orthogonality gap through the layers of the BN chain, one job per width (the
     figure averages it over a window of layers)."""
     output:
-        results("daneshmand2021", "fig2b", "width{width}.parquet"),
+        item_output("daneshmand2021", "fig2b"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.daneshmand2021.simulations.gap_through_depth,
@@ -79,7 +54,7 @@ use rule simulation_job as daneshmand2021_fig3 with:
     """daneshmand2021-fig3: whether Assumption A1 holds per (n, d) and run, one job per simulated batch size n
     (both readings of the batch axis, decision B15)."""
     output:
-        results("daneshmand2021", "fig3", "batch{n}.parquet"),
+        item_output("daneshmand2021", "fig3"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.daneshmand2021.simulations.assumption_a1_grid,
@@ -95,7 +70,7 @@ use rule simulation_job as daneshmand2021_fig3 with:
 use rule simulation_job as daneshmand2021_appfigg with:
     """daneshmand2021-appfigg: fluctuations of the Gram matrix of non-linear BN chains, one job per activation."""
     output:
-        results("daneshmand2021", "appfigg", "{activation}.parquet"),
+        item_output("daneshmand2021", "appfigg"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.daneshmand2021.simulations.activation_fluctuations,
@@ -115,7 +90,7 @@ use rule training_job as daneshmand2021_depth_training with:
     input:
         dataset_ready(D21["depth_training"]["dataset"]),
     output:
-        results("daneshmand2021", "depth_training", "{init}-depth{depth}.parquet"),
+        item_output("daneshmand2021", "depth_training"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.daneshmand2021.depth_training.train_depth_variant,
@@ -136,7 +111,7 @@ use rule training_job as daneshmand2021_fig4b with:
     input:
         dataset_ready(D21["fig4b"]["dataset"]),
     output:
-        results("daneshmand2021", "fig4b", "depth{depth}.parquet"),
+        item_output("daneshmand2021", "fig4b"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.daneshmand2021.depth_training.train_gap_during_training,
@@ -155,7 +130,7 @@ use rule at_init_job as daneshmand2021_appfig6 with:
     input:
         dataset_ready(D21["appfig6"]["dataset"]),
     output:
-        results("daneshmand2021", "appfig6", "{arch}.parquet"),
+        item_output("daneshmand2021", "appfig6"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.daneshmand2021.layer_profiles.gap_profile,
@@ -175,7 +150,7 @@ use rule training_job as daneshmand2021_appfig7 with:
     input:
         dataset_ready(D21["appfig7"]["dataset"]),
     output:
-        results("daneshmand2021", "appfig7", "{init}-extra{extra}.parquet"),
+        item_output("daneshmand2021", "appfig7"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.daneshmand2021.deep_convnets.train_deep_convnet,

@@ -1,11 +1,10 @@
 # Joudaki, Daneshmand, Bach (NeurIPS 2023), "On the impact of activation and normalization in obtaining isometric
 # embeddings at initialization": every figure and table. Library: src/isonorm/experiments/joudaki2023/;
 # decisions: docs/decisions/joudaki2023.md.
-# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
-# isonorm.experiments.joudaki2023; each rule's docstring names the items it computes.
+# Its items, each once with its title, job, results (their files) and claims: the records (`ITEMS`) beside their
+# functions in isonorm.experiments.joudaki2023; each rule's docstring names the items it computes, and its output
+# is the files of their result keys, as the records declare them (item_output; the Snakefile registers them).
 
-from isonorm.experiments.joudaki2023.simulations import SIMULATION_ITEMS
-from isonorm.experiments.joudaki2023.strengths import STRENGTH_ITEMS
 import isonorm.experiments.joudaki2023.strengths
 import isonorm.experiments.joudaki2023.simulations
 import isonorm.experiments.joudaki2023.image_mlps
@@ -14,38 +13,13 @@ import isonorm.experiments.joudaki2023.gpt2_probe
 J23 = config["joudaki2023"]
 
 
-# Every results file of joudaki2023, by result key and by what it needs (isonorm.plan: what a run computes).
-J23_DATA_FREE = {item: [results("joudaki2023", "strengths", f"{item}.parquet")] for item in STRENGTH_ITEMS}
-J23_DATA_FREE.update({sim: [results("joudaki2023", "simulations", f"{sim}.parquet")] for sim in SIMULATION_ITEMS})
-# Alternative readings of a simulator item (decision D19): result key "<item>--<reading>", one job each.
-J23_DATA_FREE.update({
-    f"{sim}--{reading}": [results("joudaki2023", "simulations", f"{sim}--{reading}.parquet")]
-    for sim in SIMULATION_ITEMS for reading in J23[sim].get("readings") or {}
-})
-register_results(
-    "joudaki2023",
-    data_free=J23_DATA_FREE,
-    needs_data=lambda: {
-        "fig3": [results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet")],
-        "figb4": expand(results("joudaki2023", "figb4", "{dataset}.parquet"), dataset=J23["figb4"]["datasets"]),
-        "figb5": [results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet")],
-    },
-    trains=lambda: {
-        run_set: expand(results("joudaki2023", run_set, "{activation}.parquet"), activation=J23[run_set]["activations"])
-        for run_set in ("fig2_runs", "fig7_runs")
-    },
-)
-
-
 # --- isometry strength β: Tables 2, B.1 and Fig. B.1 (CPU, seconds) ---------------------------------
 
 use rule simulation_job as joudaki2023_strengths with:
     """joudaki2023-table2, joudaki2023-tableb1, joudaki2023-figb1: β of each activation at each gain of the item, in
     closed form, by quadrature and by Monte Carlo, one job per item."""
     output:
-        results("joudaki2023", "strengths", "{item}.parquet"),
-    wildcard_constraints:
-        item="|".join(STRENGTH_ITEMS),
+        item_output("joudaki2023", *isonorm.experiments.joudaki2023.strengths.STRENGTH_ITEMS),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.joudaki2023.strengths.isometry_strengths, item_settings(J23, "strengths", wc.item)
@@ -63,9 +37,7 @@ use rule simulation_job as joudaki2023_simulation with:
     joudaki2023-figa1, joudaki2023-figb2, joudaki2023-figb3: the mean-field simulator on synthetic inputs, one job
     per grid (the fig5_6 grid gives joudaki2023-fig5 and joudaki2023-fig6)."""
     output:
-        results("joudaki2023", "simulations", "{simulation}.parquet"),
-    wildcard_constraints:
-        simulation="|".join(SIMULATION_ITEMS),
+        item_output("joudaki2023", *isonorm.experiments.joudaki2023.simulations.SIMULATION_ITEMS),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.joudaki2023.simulations.run_grid,
@@ -83,10 +55,7 @@ use rule simulation_job as joudaki2023_simulation_reading with:
     """joudaki2023-fig5, joudaki2023-fig6, joudaki2023-fig8a, joudaki2023-fig9: an alternative reading of a simulator
     item's grid (its `readings:` entry, decision D19), or more runs, one job per reading."""
     output:
-        results("joudaki2023", "simulations", "{simulation}--{reading}.parquet"),
-    wildcard_constraints:
-        simulation="|".join(SIMULATION_ITEMS),
-        reading="[a-z0-9_]+",
+        item_output("joudaki2023", *isonorm.experiments.joudaki2023.simulations.SIMULATION_ITEMS, reading=True),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.joudaki2023.simulations.run_grid,
@@ -110,7 +79,7 @@ use rule at_init_job as joudaki2023_fig3 with:
     input:
         dataset_ready(J23["fig3"]["dataset"]),
     output:
-        results("joudaki2023", "fig3", f"{J23['fig3']['dataset']}.parquet"),
+        item_output("joudaki2023", "fig3"),
     params:
         run=experiment(
             isonorm.experiments.joudaki2023.image_mlps.fig3,
@@ -128,9 +97,7 @@ use rule at_init_job as joudaki2023_figb4 with:
     input:
         lambda wc: dataset_ready(wc.dataset),
     output:
-        results("joudaki2023", "figb4", "{dataset}.parquet"),
-    wildcard_constraints:
-        dataset="|".join(J23["figb4"]["datasets"]),
+        item_output("joudaki2023", "figb4"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.joudaki2023.image_mlps.figb4,
@@ -149,9 +116,7 @@ use rule training_job as joudaki2023_train_runs with:
     input:
         lambda wc: dataset_ready(J23[wc.runs]["dataset"]),
     output:
-        results("joudaki2023", "{runs}", "{activation}.parquet"),
-    wildcard_constraints:
-        runs="fig2_runs|fig7_runs",
+        item_output("joudaki2023", "fig2_runs", "fig7_runs"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.joudaki2023.image_mlps.train_run_set,
@@ -174,7 +139,7 @@ use rule at_init_job as joudaki2023_figb5 with:
         checkpoint_ready(J23["figb5"]["checkpoint"]),
         dataset_ready(J23["figb5"]["texts"]),
     output:
-        results("joudaki2023", "figb5", f"{J23['figb5']['checkpoint']}.parquet"),
+        item_output("joudaki2023", "figb5"),
     params:
         run=lambda wc, input: experiment(
             isonorm.experiments.joudaki2023.gpt2_probe.figb5,

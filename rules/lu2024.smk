@@ -2,8 +2,9 @@
 # Residual Connections": every table and figure. Library: src/isonorm/experiments/lu2024/; decisions:
 # docs/decisions/lu2024.md. Training rules train every seed of a configuration stacked in one job (resources
 # gpu=1); the Table 5 (b)/(c) rule reads single layers straight from the checkpoints' shards.
-# Its items, each once with its title, job, results and claims: the records (`ITEMS`) beside their functions in
-# isonorm.experiments.lu2024; each rule's docstring names the items it computes.
+# Its items, each once with its title, job, results (their files) and claims: the records (`ITEMS`) beside their
+# functions in isonorm.experiments.lu2024; each rule's docstring names the items it computes, and its output is
+# the files of their result keys, as the records declare them (item_output; the Snakefile registers them).
 
 import isonorm.experiments.lu2024.trained_nets
 import isonorm.experiments.lu2024.wikitext_transformer
@@ -16,41 +17,10 @@ for _item in ("table1", "table2", "apptable2", "table3"):  # every fitted run na
     isonorm.experiments.lu2024.trained_nets.check_fitted_runs(L24[_item], f"lu2024: {_item}")
 
 
-# Every results file of lu2024, by result key and by what it needs (isonorm.plan: what a run computes); only Fig. 1
-# (a network at init) needs no data set or checkpoint.
-register_results(
-    "lu2024",
-    data_free={"fig1": [results("lu2024", "fig1", "init_weights.parquet")]},
-    needs_data=lambda: {
-        "table5_plms": [results("lu2024", "table5", "plms.parquet")],
-        "table5_llms": [results("lu2024", "table5", "llms.parquet")],
-    },
-    trains=lambda: {
-        "table1": expand(results("lu2024", "table1", "{o}.parquet"), o=L24["table1"]["runs"]),
-        "table2": expand(results("lu2024", "table2", "{o}.parquet"), o=L24["table2"]["runs"]),
-        "apptable2": expand(results("lu2024", "apptable2", "{o}.parquet"), o=L24["apptable2"]["runs"]),
-        "table3": expand(results("lu2024", "table3", "{v}-{r}.parquet"), v=L24["table3"]["variants"],
-                         r=L24["table3"]["runs"]),
-        # Fig. 2 reads these (written by the same Table-3 jobs)
-        "table3_weights": expand(results("lu2024", "table3_weights", "{v}-{r}.parquet"),
-                                 v=L24["table3"]["variants"], r=L24["table3"]["runs"]),
-        "table4": expand(results("lu2024", "table4", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"],
-                         o=L24["table4"]["runs"]),
-        "apptable3": expand(results("lu2024", "apptable3", "{v}-{o}.parquet"), v=L24["resnet18"]["variants"],
-                            o=L24["apptable3"]["runs"]),
-        "apptable4": expand(results("lu2024", "apptable4", "{v}.parquet"), v=L24["apptable4"]["variants"]),
-        "table5_transformer": [
-            results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet")
-        ],
-        "table5_lora": [results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet")],
-    },
-)
-
-
 use rule simulation_job as lu2024_fig1 with:
     """lu2024-fig1: the weight of one layer of model (F) right after initialisation; no data set, no training."""
     output:
-        results("lu2024", "fig1", "init_weights.parquet"),
+        item_output("lu2024", "fig1"),
     params:
         run=experiment(isonorm.experiments.lu2024.trained_nets.fig1, item_settings(L24, "fnn", "fig1")),
     log:
@@ -65,9 +35,7 @@ use rule training_job as lu2024_table1 with:
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
-        results("lu2024", "table1", "{optimizer}.parquet"),
-    wildcard_constraints:
-        optimizer="|".join(L24["table1"]["runs"]),
+        item_output("lu2024", "table1"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.fnn,
@@ -88,12 +56,8 @@ use rule training_job as lu2024_table3 with:
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
-        results("lu2024", "table3", "{variant}-{activation}-{optimizer}.parquet"),
-        weights=results("lu2024", "table3_weights", "{variant}-{activation}-{optimizer}.parquet"),
-    wildcard_constraints:
-        variant="|".join(L24["table3"]["variants"]),
-        activation="[a-z]+",
-        optimizer="(sgd|adam|adamw|rmsprop)(-fitted)?",
+        item_output("lu2024", "table3"),
+        weights=item_output("lu2024", "table3_weights"),  # what lu2024-fig2 draws
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.fnn,
@@ -115,9 +79,7 @@ use rule training_job as lu2024_apptable4 with:
     input:
         dataset_ready(L24["fnn"]["dataset"]),
     output:
-        results("lu2024", "apptable4", "{variant}.parquet"),
-    wildcard_constraints:
-        variant="|".join(L24["apptable4"]["variants"]),
+        item_output("lu2024", "apptable4"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.fnn,
@@ -138,10 +100,7 @@ use rule training_job as lu2024_simple_cnn with:
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
     output:
-        results("lu2024", "{item}", "{optimizer}.parquet"),
-    wildcard_constraints:
-        item="table2|apptable2",
-        optimizer="(sgd|adam|adamw|rmsprop)(-fitted)?",
+        item_output("lu2024", "table2", "apptable2"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.simple_cnn,
@@ -160,11 +119,7 @@ use rule training_job as lu2024_resnet18 with:
     input:
         lambda wc: dataset_ready(L24[wc.item]["dataset"]),
     output:
-        results("lu2024", "{item}", "{variant}-{optimizer}.parquet"),
-    wildcard_constraints:
-        item="table4|apptable3",
-        variant="|".join(L24["resnet18"]["variants"]),
-        optimizer="sgd|adam|adamw|rmsprop",
+        item_output("lu2024", "table4", "apptable3"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.trained_nets.resnet18,
@@ -184,7 +139,7 @@ use rule training_job as lu2024_table5_transformer with:
     input:
         dataset_ready(L24["table5_transformer"]["corpus"]),
     output:
-        results("lu2024", "table5_transformer", f"{L24['table5_transformer']['corpus']}.parquet"),
+        item_output("lu2024", "table5_transformer"),
     params:
         run=lambda wc, output: experiment(
             isonorm.experiments.lu2024.wikitext_transformer.table5_transformer,
@@ -203,9 +158,7 @@ use rule at_init_job as lu2024_table5_checkpoints with:
     input:
         lambda wc: [checkpoint_ready(m) for m in L24["table5"][wc.part]["models"]],
     output:
-        results("lu2024", "table5", "{part}.parquet"),
-    wildcard_constraints:
-        part="plms|llms",
+        item_output("lu2024", "table5_plms", "table5_llms"),
     params:
         run=lambda wc: experiment(
             isonorm.experiments.lu2024.checkpoint_pii.table5_checkpoints, L24["table5"][wc.part],
@@ -224,7 +177,7 @@ use rule training_job as lu2024_table5_lora with:
         checkpoint_ready(L24["table5"]["lora"]["checkpoint"]),
         dataset_ready(L24["table5"]["lora"]["instructions"]),
     output:
-        results("lu2024", "table5_lora", f"{L24['table5']['lora']['checkpoint']}.parquet"),
+        item_output("lu2024", "table5_lora"),
     params:
         run=lambda wc, input: experiment(
             isonorm.experiments.lu2024.lora.table5_lora_runs,

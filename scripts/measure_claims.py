@@ -1,6 +1,6 @@
 """Rule entry point: a paper's checkable quantities from its results (rules/report.smk), measured by the claims
-functions its rules/<slug>.smk registers, then scored against its reference file (the page's and the scoreboard's
-rows)."""
+functions its items' records name (rules/common.smk PAPER_CLAIMS), then scored against its reference file (the
+page's and the scoreboard's rows)."""
 
 from isonorm.verdicts.stages import paper_claims
 from isonorm.workflow import logged_job

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from isonorm.data import fetch_dataset
-from isonorm.experiments.daneshmand2021 import claims, layer_profiles, simulations, summaries
+from isonorm.experiments.daneshmand2021 import layer_profiles, paper_summaries, simulations
 from isonorm.verdicts.claims import CLAIM_COLUMNS, measure_parts
 from isonorm.runtime import generator
 from isonorm.simulate import run_chain
@@ -16,7 +16,7 @@ from isonorm.simulate import run_chain
 
 def measure(results, config):
     """The paper's claims frame, as the paper_claims rule measures it."""
-    return measure_parts("daneshmand2021", [claims.claims], results, config)
+    return measure_parts("daneshmand2021", [paper_summaries.claims], results, config)
 
 
 def test_warmup_cosine_starts_aligned_for_bn_and_orthogonal_for_vanilla():
@@ -37,7 +37,7 @@ def test_gap_through_depth_is_bounded_and_one_file_per_width():
 
 def test_assumption_a1_cannot_hold_when_width_is_below_batch_size():
     cfg = {"batch_sizes": [6], "widths": [4, 64], "runs": 2, "layers": 10, "threshold": 0.1, "sampler": "cholesky"}
-    grid = summaries.a1_grid(simulations.assumption_a1_grid(cfg)).set_index("width").holds
+    grid = paper_summaries.a1_grid(simulations.assumption_a1_grid(cfg)).set_index("width").holds
     assert not grid[4]
 
 
@@ -45,16 +45,16 @@ def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_pa
     """Decision B15: the offset reading labels the chains of batch n - batch_offset as n, from the same rows."""
     cfg = {"batch_sizes": [3, 6], "widths": [2, 16], "runs": 2, "layers": 10, "threshold": 0.1,
            "sampler": "spectrum", "batch_offset": 2}
-    assert summaries.a1_batches(cfg) == [1, 3, 4, 6]
-    assert summaries.a1_batches({**cfg, "batch_offset": 5}) == [1, 3, 6]  # 3 - 5 < 1: that label stays empty
-    frame = simulations.assumption_a1_grid({**cfg, "batch_sizes": summaries.a1_batches(cfg)})
-    literal = summaries.a1_grid(frame, 0, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
-    offset = summaries.a1_grid(frame, 2, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
+    assert paper_summaries.a1_batches(cfg) == [1, 3, 4, 6]
+    assert paper_summaries.a1_batches({**cfg, "batch_offset": 5}) == [1, 3, 6]  # 3 - 5 < 1: that label stays empty
+    frame = simulations.assumption_a1_grid({**cfg, "batch_sizes": paper_summaries.a1_batches(cfg)})
+    literal = paper_summaries.a1_grid(frame, 0, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
+    offset = paper_summaries.a1_grid(frame, 2, cfg["batch_sizes"]).set_index(["batch", "width"]).holds
     assert list(offset.index) == list(literal.index) == [(3, 2), (3, 16), (6, 2), (6, 16)]
     # Label 3 of the offset reading is one sample: sigma_min(H_k) = ||H_k||_F = 1 = alpha0 in every layer, so A1
     # holds, even at d = 2, where the literal reading's three samples cannot have full rank.
     assert offset[3, 2] and offset[3, 16] and not literal[3, 2]
-    every = summaries.a1_grid(frame).set_index(["batch", "width"]).holds
+    every = paper_summaries.a1_grid(frame).set_index(["batch", "width"]).holds
     assert (offset.loc[6] == every.loc[4]).all()
     # The claims score both readings; with batch_offset 0 they coincide.
     path = tmp_path / "fig3.parquet"
@@ -73,14 +73,14 @@ def test_assumption_a1_offset_reading_shows_the_chains_of_smaller_batches(tmp_pa
 def test_a1_boundary_in_octaves_above_the_curve():
     """The boundary between the grid widths where A1 starts to hold, against (n - 28)^1.8."""
     widths = [32, 64, 128, 256]
-    curve = float(summaries.a1_curve(np.array([40]))[0])  # about 88
+    curve = float(paper_summaries.a1_curve(np.array([40]))[0])  # about 88
     pixels = pd.DataFrame({"batch": 40, "width": widths, "holds": [False, False, True, True]})
-    assert summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
+    assert paper_summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
     # a white pixel under a black one does not count: the boundary is where A1 holds from there up
     pixels.loc[0, "holds"] = True
-    assert summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
+    assert paper_summaries.a1_boundary_log2_over_curve(pixels) == pytest.approx(math.log2(math.sqrt(64 * 128) / curve))
     # curves outside the grid's widths say nothing about where the boundary is
-    assert math.isnan(summaries.a1_boundary_log2_over_curve(pixels.assign(batch=30)))
+    assert math.isnan(paper_summaries.a1_boundary_log2_over_curve(pixels.assign(batch=30)))
 
 
 def test_activation_fluctuations_shrink_with_width():
@@ -123,7 +123,7 @@ def test_appendix_g_claims_are_the_slopes_and_the_published_lines_end_points(tmp
     sin = frame[frame.activation == "sin"].assign(log_dev=lambda f: np.log(f.avg_deviation))
     mean_curve = sin.groupby("width").log_dev.mean()
     values = out.set_index("quantity").value
-    assert values["slope_sin"] == pytest.approx(summaries.loglog_slope(mean_curve.index.to_numpy(),
+    assert values["slope_sin"] == pytest.approx(paper_summaries.loglog_slope(mean_curve.index.to_numpy(),
                                                                        np.exp(mean_curve.to_numpy())))
     assert values["log_avg_deviation_sin_d8"] == pytest.approx(mean_curve[8])
 
@@ -131,14 +131,14 @@ def test_appendix_g_claims_are_the_slopes_and_the_published_lines_end_points(tmp
 def test_window_average_code_offset_is_minus_log_runs():
     gaps = pd.DataFrame({"width": 8, "run": np.repeat([0, 1, 2], 4), "layer": np.tile([1, 2, 3, 4], 3),
                          "orthogonality_gap": 0.5})
-    plain = summaries.window_average(gaps, (1, 4))
-    coded = summaries.window_average(gaps, (1, 4), code_offset=True)
+    plain = paper_summaries.window_average(gaps, (1, 4))
+    coded = paper_summaries.window_average(gaps, (1, 4), code_offset=True)
     np.testing.assert_allclose(plain.log_avg_gap - coded.log_avg_gap, math.log(3))
 
 
 def test_loglog_slope_recovers_a_power_law():
     d = np.array([16, 32, 64, 128])
-    assert summaries.loglog_slope(d, 3 * d**-0.5) == pytest.approx(-0.5)
+    assert paper_summaries.loglog_slope(d, 3 * d**-0.5) == pytest.approx(-0.5)
 
 
 def test_gap_profile_on_synthetic_cifar(tmp_path):
@@ -167,10 +167,10 @@ def test_claims_of_the_simulation_items(tmp_path):
     # several runs: every quantity carries its spread over them
     assert (out.spread > 0).all()
     # the slope's value is the mean of the per-run slopes, i.e. the slope of the runs' mean curve
-    caption = summaries.window_average(simulations.gap_through_depth(cfg2b, "fig2b"), (5, 20))
+    caption = paper_summaries.window_average(simulations.gap_through_depth(cfg2b, "fig2b"), (5, 20))
     mean_curve = caption.groupby("log_width").log_avg_gap.mean()
     slope = out.set_index("quantity").value["slope_caption"]
-    assert slope == pytest.approx(summaries.slope(mean_curve.index.to_numpy(), mean_curve.to_numpy()))
+    assert slope == pytest.approx(paper_summaries.slope(mean_curve.index.to_numpy(), mean_curve.to_numpy()))
 
 
 def test_spreads_of_the_training_items_are_over_runs_and_batches(tmp_path):

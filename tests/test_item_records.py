@@ -11,9 +11,10 @@ import re
 
 import pytest
 
-from conftest import PAPERS, REPO
+from conftest import PAPERS, REPO, copy_workflow, snakemake
 from isonorm.callables import resolve
-from isonorm.items import PLAIN_RESULTS, Item, paper_items, paper_modules
+from isonorm.items import (NEEDS_OF_KIND, PLAIN_RESULTS, Item, Results, key_results, output_pattern, paper_items,
+                           paper_modules, result_files)
 from isonorm.verdicts.ids import named_items
 
 # a rule of rules/<slug>.smk: `use rule <kind>_job as <name> with:` and its indented block
@@ -142,6 +143,96 @@ def test_a_plain_item_is_one_simulation_job_under_its_own_id():
         Item("meterez2024-figz1", "t", "at_init", simulate, plain=True)
     with pytest.raises(ValueError, match="its suffix 'figz1'"):
         Item("meterez2024-figz1", "t", "simulation", simulate, ("other",), plain=True)
+
+
+def test_a_record_declares_its_files_and_the_rule_output_that_writes_them():
+    """One Results per result key: its path, each wildcard's values from the config; the files registered and the
+    output of the rule that writes them both come from it (rules/common.smk register_results, item_output)."""
+    section = {"table3": {"variants": ["original", "norm_res"], "runs": ["relu-adam", "gelu-sgd-fitted"]},
+               "table4": {"runs": ["adam"]}, "apptable3": {"runs": ["sgd"]}, "corpus": "wikitext2",
+               "fig4": {"readings": {"narrow": {}}}}
+    table3 = Results("table3/{variant}-{activation}-{optimizer}.parquet",
+                     {"variant": "table3.variants", "activation-optimizer": "table3.runs"})
+    assert table3.files(section) == ["table3/original-relu-adam.parquet", "table3/original-gelu-sgd-fitted.parquet",
+                                     "table3/norm_res-relu-adam.parquet", "table3/norm_res-gelu-sgd-fitted.parquet"]
+
+    def resnet(item):
+        return Results("{item}/{optimizer}.parquet", item=(item,), optimizer=f"{item}.runs")
+
+    items = [
+        Item("lu2024-table3", "t", "training", len, {"table3": table3}),
+        Item("lu2024-table4", "t", "training", len, {"table4": resnet("table4")}),
+        Item("lu2024-apptable3", "t", "training", len, {"apptable3": resnet("apptable3")}),
+        Item("lu2024-table5", "t", ("training", "at_init"), (len, max), {
+            "corpus": Results("t5/{corpus}.parquet", settings={"corpus": "corpus"}, needs="trains"),
+            "plms": Results("t5/{part}.parquet", part=("plms",), needs="needs_data")}),
+        Item("lu2024-fig4", "t", "simulation", len, {"fig4": Results("sims/{grid}.parquet", grid=("fig4",),
+                                                                     readings="fig4.readings")}),
+        Item("lu2024-fig5", "t", "simulation", len, ("fig4",)),  # reads the key the record above declares
+    ]
+    assert output_pattern("lu2024", items, section, ["table3"]) == (
+        r"table3/{variant,original|norm_res}-{activation,relu|gelu}-{optimizer,adam|sgd\-fitted}.parquet")
+    assert output_pattern("lu2024", items, section, ["table4", "apptable3"]) == (
+        "{item,table4|apptable3}/{optimizer,adam|sgd}.parquet")
+    assert output_pattern("lu2024", items, section, ["corpus"]) == "t5/wikitext2.parquet"  # a setting: no wildcard
+    assert output_pattern("lu2024", items, section, ["fig4"], reading=True) == "sims/{grid,fig4}--{reading,narrow}.parquet"
+    files = result_files("lu2024", items, section)
+    assert files["trains"]["corpus"] == ["t5/wikitext2.parquet"] and files["needs_data"] == {"plms": ["t5/plms.parquet"]}
+    assert files["data_free"] == {"fig4": ["sims/fig4.parquet"], "fig4--narrow": ["sims/fig4--narrow.parquet"]}
+    with pytest.raises(ValueError, match="different paths"):
+        output_pattern("lu2024", items, section, ["table3", "table4"])
+    assert set(NEEDS_OF_KIND.values()) == set(__import__("isonorm.plan").plan.NEEDS)
+
+
+def test_records_and_rules_that_disagree_fail_when_the_workflow_is_parsed():
+    with pytest.raises(ValueError, match="'fig9', whose files no record"):
+        key_results("lu2024", [Item("lu2024-fig9", "t", "simulation", len, ("fig9",))])
+    with pytest.raises(ValueError, match="declare them once"):
+        key_results("lu2024", [Item("lu2024-fig8", "t", "simulation", len, {"k": Results("a/{x}.parquet", x="x")}),
+                               Item("lu2024-fig9", "t", "simulation", len, {"k": Results("b/{x}.parquet", x="x")})])
+    with pytest.raises(ValueError, match="no record of isonorm.experiments.lu2024 declares"):
+        output_pattern("lu2024", [], {}, ["table9"])
+    with pytest.raises(ValueError, match="several kinds of job states what computing"):
+        Item("lu2024-table5", "t", ("training", "at_init"), (len, max), {"k": Results("k.parquet")})
+    with pytest.raises(ValueError, match="each of its wildcards"):
+        Results("table1/{optimizer}.parquet")
+    with pytest.raises(ValueError, match="plain items'"):
+        Item("lu2024-fig9", "t", "simulation", len, {"fig9": Results(f"fig9/{PLAIN_RESULTS}")})
+
+
+def test_a_records_result_key_that_no_rule_writes_stops_the_parse(tmp_path):
+    """The records and the rules cannot disagree silently: without the rule of lu2024-fig1, the parse names its key."""
+    workdir = copy_workflow(tmp_path)
+    smk = workdir / "rules" / "lu2024.smk"
+    smk.write_text(RULE.sub(lambda rule: "" if rule.group(2) == "lu2024_fig1" else rule.group(0),
+                            smk.read_text(encoding="utf-8")), encoding="utf-8")
+    done = snakemake(workdir, "-n", "--cores", "1", "--config", "compute=data-free", timeout=300)
+    assert done.returncode != 0
+    assert ("rules/lu2024.smk has no rule whose output is item_output('lu2024', key) for the result keys ['fig1']"
+            in done.stdout + done.stderr), done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_the_rules_take_every_results_path_from_the_records(slug):
+    """rules/<slug>.smk writes no results path: each rule's output is item_output of the keys it writes."""
+    rules_text = text(f"rules/{slug}.smk")
+    assert "results(" not in rules_text and "register_results" not in rules_text
+    for _, name, body in RULE.findall(rules_text):
+        output = body.split("output:", 1)[1].split("params:", 1)[0]
+        assert "item_output(" in output, name
+    declared = key_results(slug, paper_items(slug))
+    written = set(re.findall(r'item_output\(\s*"%s",\s*((?:"\w+",?\s*)+)' % slug, rules_text))
+    assert {key for keys in written for key in re.findall(r'"(\w+)"', keys)} <= set(declared)
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_every_papers_claims_live_in_its_summaries_modules(slug):
+    """One naming in every paper: a claims function is `claims` of a `<group>_summaries.py` module of its package."""
+    for item in paper_items(slug):
+        if item.claims is not None:
+            module = item.claims.__module__
+            assert module.startswith(f"isonorm.experiments.{slug}.") and module.endswith("_summaries"), (item.id, module)
+            assert item.claims.__name__ == "claims", (item.id, item.claims.__qualname__)
 
 
 def test_rules_hold_their_library_functions_not_their_names():

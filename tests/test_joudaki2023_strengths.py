@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from isonorm.experiments.joudaki2023 import schematic, strengths
+from isonorm.experiments.joudaki2023 import schematic, strengths, strengths_summaries
 
 SMALL = {"monte_carlo_samples": 20_000, "seed": 0}
 
@@ -42,7 +42,7 @@ def test_strength_claims_name_activation_and_gain(tmp_path):
     frame = strengths.isometry_strengths({**SMALL, "activations": ["sin", "relu"], "gains": [0.5, 1.0]})
     path = tmp_path / "tableb1.parquet"
     frame.to_parquet(path)
-    out = strengths.claims({"tableb1": [str(path)]}, {})
+    out = strengths_summaries.claims({"tableb1": [str(path)]}, {})
     assert set(out["joudaki2023-tableb1"]) == {"beta_sin_a0.5", "beta_sin_a1", "beta_relu_a0.5", "beta_relu_a1",
                                    "closed_form_equals_quadrature"}
     assert out["joudaki2023-tableb1"]["closed_form_equals_quadrature"] == 1.0

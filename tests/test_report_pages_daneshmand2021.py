@@ -1,5 +1,5 @@
 """The daneshmand2021 page's helpers (isonorm.report.pages.daneshmand2021) and the Fig. 3 reductions it draws
-(summaries.a1_image, a1_curve_pixels): captions take their settings from the config and the results, each item
+(paper_summaries.a1_image, a1_curve_pixels): captions take their settings from the config and the results, each item
 is rendered under the id the notebook names, and the paper's curve lands on the right pixels."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import isonorm.report.notebook as notebook
-from isonorm.experiments.daneshmand2021 import summaries
+from isonorm.experiments.daneshmand2021 import paper_summaries
 from isonorm.report.notebook import CI, ItemRenderer
 from isonorm.report.pages import daneshmand2021 as page
 
@@ -61,7 +61,7 @@ def test_a1_image_puts_wide_rows_first_and_leaves_unsimulated_labels_empty():
         {"batch": n, "width": d, "run": run, "holds": d >= 2 * n}
         for n in (4, 6) for d in (8, 16) for run in (0, 1)
     ])
-    image = summaries.a1_image(grid, batch_offset=2, batches=[4, 6, 8])  # simulated 4, 6 shown as 6, 8
+    image = paper_summaries.a1_image(grid, batch_offset=2, batches=[4, 6, 8])  # simulated 4, 6 shown as 6, 8
     assert list(image.index) == [16, 8] and list(image.columns) == [4, 6, 8]
     assert image[4].isna().all()  # 4 - 2 = 2 was not simulated: grey
     assert image.loc[8, 6] and not image.loc[8, 8]
@@ -70,10 +70,10 @@ def test_a1_image_puts_wide_rows_first_and_leaves_unsimulated_labels_empty():
 def test_the_paper_curve_in_pixels_follows_its_formula():
     widths = [2 ** k for k in range(5, 13)]
     image = pd.DataFrame(True, index=widths[::-1], columns=list(range(30, 91, 4)))
-    col, row = summaries.a1_curve_pixels(image)
+    col, row = paper_summaries.a1_curve_pixels(image)
     assert col.size and np.all(np.diff(col) > 0) and np.all(np.diff(row) < 0)  # rises to the top as n grows
     # back from pixels to (n, d): every point lies on d = (n - 28)^1.8
     n = np.interp(col, range(image.shape[1]), image.columns)
     d = 2.0 ** np.interp(image.shape[0] - 1 - row, range(len(widths)), np.log2(widths))
-    np.testing.assert_allclose(d, summaries.a1_curve(n), rtol=1e-9)
-    assert summaries.A1_CURVE_LABEL == "d = (n − 28)^1.8"
+    np.testing.assert_allclose(d, paper_summaries.a1_curve(n), rtol=1e-9)
+    assert paper_summaries.A1_CURVE_LABEL == "d = (n − 28)^1.8"

@@ -17,8 +17,8 @@ from ...models.alexnet_deep import alexnet_deep
 from ...models.orthogonal_init import conv_svd_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, TrainConfig, train_stacked
-from ...items import Item
-from . import SLUG, claims
+from ...items import Item, Results
+from . import SLUG, paper_summaries
 
 
 def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, data_root: str, dataset: str,
@@ -49,9 +49,12 @@ def train_deep_convnet(cfg: Mapping[str, Any], *, init: str, extra_layers: int, 
     return history.assign(init=init, extra_layers=extra_layers)
 
 
+# one job per (init, number of extra layers)
+_CONVNETS = {"appfig7": Results("appfig7/{init}-extra{extra}.parquet", init="appfig7.inits",
+                                extra="appfig7.extra_layers")}
 ITEMS = (  # isonorm.items; App. Figs. 7a and 7b split one result key by number of extra layers
     Item("daneshmand2021-appfig7a", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
-         train_deep_convnet, ("appfig7",), claims.claims),
+         train_deep_convnet, _CONVNETS, paper_summaries.claims),
     Item("daneshmand2021-appfig7b", "SVD-based initialisation for deep ConvNets (Appendix I)", "training",
-         train_deep_convnet, ("appfig7",), claims.claims),
+         train_deep_convnet, _CONVNETS, paper_summaries.claims),
 )

@@ -19,8 +19,8 @@ from ...models.mlp import mlp
 from ...models.orthogonal_init import iterative_orthogonal_init_
 from ...runtime import generator, resolve_device
 from ...train import OptimizerConfig, StackedModels, TrainConfig, predict, train_stacked
-from ...items import Item
-from . import SLUG, claims
+from ...items import Item, Results
+from . import SLUG, paper_summaries
 
 Config = Mapping[str, Any]
 INPUT_FEATURES = 3 * 32 * 32
@@ -89,11 +89,15 @@ def train_gap_during_training(cfg: Config, *, data_root: str, dataset: str, devi
                   checkpoint)
 
 
+# one job per (init, depth), all runs of one stacked
+_DEPTHS = {"depth_training": Results("depth_training/{init}-depth{depth}.parquet", init="depth_training.inits",
+                                     depth="depth_training.depths")}
 ITEMS = (  # isonorm.items; Figs. 4a and 5 share their training runs
     Item("daneshmand2021-fig4a", "Initial gap and training loss after 30 epochs vs depth", "training",
-         train_depth_variant, ("depth_training",), claims.claims),
+         train_depth_variant, _DEPTHS, paper_summaries.claims),
     Item("daneshmand2021-fig4b", "Gap and training loss during training (20 layers)", "training",
-         train_gap_during_training, ("fig4b",), claims.claims),
-    Item("daneshmand2021-fig5", "Iterative orthogonalisation vs Xavier", "training", train_depth_variant,
-         ("depth_training",), claims.claims),
+         train_gap_during_training, {"fig4b": Results("fig4b/depth{depth}.parquet", depth="fig4b.depth")},
+         paper_summaries.claims),
+    Item("daneshmand2021-fig5", "Iterative orthogonalisation vs Xavier", "training", train_depth_variant, _DEPTHS,
+         paper_summaries.claims),
 )

@@ -17,16 +17,17 @@ from ...data import load_split
 from ...metrics import orthogonality_gap_samples_first
 from ...models.random_profile_nets import layer_inputs, profile_convnet, profile_mlp
 from ...runtime import generator, resolve_device
-from ...items import Item
-from . import SLUG, claims
+from ...items import Item, Results
+from . import SLUG, paper_summaries
 
 NORMS = ("batchnorm", "none")
+ARCHS = ("mlp", "convnet")  # App. Fig. 6a, 6b
 
 
 def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: str, device: str) -> pd.DataFrame:
     """daneshmand2021-appfig6a (``arch`` "mlp"), daneshmand2021-appfig6b ("convnet"): rows (arch, norm, batch,
     layer, orthogonality_gap); layer 1 is the raw input."""
-    if arch not in ("mlp", "convnet"):
+    if arch not in ARCHS:
         raise ValueError(f"unknown architecture {arch!r}; use mlp or convnet")
     target = resolve_device(device)
     data = load_split(dataset, data_root, "train", transform=cfg["transform"], flatten=arch == "mlp", device=target)
@@ -48,8 +49,9 @@ def gap_profile(cfg: Mapping[str, Any], *, arch: str, data_root: str, dataset: s
     return pd.DataFrame(rows)
 
 
+_PROFILES = {"appfig6": Results("appfig6/{arch}.parquet", arch=ARCHS)}  # one job per architecture
 ITEMS = (  # isonorm.items; App. Figs. 6a and 6b split one result key by architecture
     Item("daneshmand2021-appfig6a", "BN vs vanilla gap through the layers of a ReLU MLP", "at_init", gap_profile,
-         ("appfig6",), claims.claims),
-    Item("daneshmand2021-appfig6b", "The same for a ConvNet", "at_init", gap_profile, ("appfig6",), claims.claims),
+         _PROFILES, paper_summaries.claims),
+    Item("daneshmand2021-appfig6b", "The same for a ConvNet", "at_init", gap_profile, _PROFILES, paper_summaries.claims),
 )

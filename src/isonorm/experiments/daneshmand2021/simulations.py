@@ -18,8 +18,8 @@ import torch
 from ...metrics import abs_cosine, orthogonality_gap_of_gram
 from ...runtime import generator
 from ...simulate import batch_normalize, run_chain, spectrum_chain
-from ...items import Item
-from . import SLUG, claims
+from ...items import Item, Results
+from . import SLUG, paper_summaries
 
 Config = Mapping[str, Any]
 DTYPE = torch.float64  # chains are tiny; float64 keeps the 1e-6 entries of the Fig. 2 start exact
@@ -170,14 +170,15 @@ def activation_fluctuations(cfg: Config) -> pd.DataFrame:
 # docs/decisions/daneshmand2021.md heads it, its job, the results it reads and its claims.
 ITEMS = (
     Item("daneshmand2021-fig1", "Warm-up: |cos| of two samples through depth, BN vs vanilla", "simulation",
-         warmup_cosine, claims=claims.claims, plain=True),
-    Item("daneshmand2021-fig2a", "Log orthogonality gap through depth", "simulation", gap_through_depth, ("fig2a",),
-         claims.claims),
-    Item("daneshmand2021-fig2b", "Average gap vs width (log–log)", "simulation", gap_through_depth, ("fig2b",),
-         claims.claims),
-    Item("daneshmand2021-fig3", "Validity of Assumption A1 over (n, d)", "simulation", assumption_a1_grid, ("fig3",),
-         claims.claims),
+         warmup_cosine, claims=paper_summaries.claims, plain=True),
+    Item("daneshmand2021-fig2a", "Log orthogonality gap through depth", "simulation", gap_through_depth,
+         {"fig2a": Results("fig2a/width{width}.parquet", width="fig2a.widths")}, paper_summaries.claims),
+    Item("daneshmand2021-fig2b", "Average gap vs width (log–log)", "simulation", gap_through_depth,
+         {"fig2b": Results("fig2b/width{width}.parquet", width="fig2b.widths")}, paper_summaries.claims),
+    Item("daneshmand2021-fig3", "Validity of Assumption A1 over (n, d)", "simulation", assumption_a1_grid,
+         {"fig3": Results("fig3/batch{n}.parquet", n=lambda section: paper_summaries.a1_batches(section["fig3"]))}, paper_summaries.claims),
     Item("daneshmand2021-appfigg",
          "Appendix-G conjecture: fluctuations of the Gram matrix for non-linear activations", "simulation",
-         activation_fluctuations, ("appfigg",), claims.claims),
+         activation_fluctuations, {"appfigg": Results("appfigg/{activation}.parquet",
+                                                      activation="appfigg.activations")}, paper_summaries.claims),
 )

@@ -32,7 +32,7 @@ import torch
 
 from ...checkpoints import checkpoint_record, describe_checkpoint, load_checkpoint_model, load_checkpoint_tokenizer
 from ...data.texts import load_texts, read_texts
-from ...items import Item
+from ...items import Item, Results
 from ...metrics import gram, isometry_gap
 from ...runtime import resolve_device
 from . import gpt2_summaries
@@ -184,5 +184,6 @@ def figb5(
 
 ITEMS = (  # isonorm.items
     Item("joudaki2023-figb5", "Isometry gap across the modules of pre-trained GPT-2 (last blocks)", "at_init", figb5,
-         ("figb5",), gpt2_summaries.claims),
+         {"figb5": Results("figb5/{checkpoint}.parquet", settings={"checkpoint": "figb5.checkpoint"})},
+         gpt2_summaries.claims),
 )

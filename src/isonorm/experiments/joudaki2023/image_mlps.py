@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from ...cost import sampled
 from ...data import dataset_spec, load_split
-from ...items import Item
+from ...items import Item, Results
 from ...metrics import isometry_strength, training_isometry_gap
 from ...models.layernorm_mlp import ACTIVATIONS, LayerNormMLP, module_index, module_kind
 from ...runtime import generator, resolve_device
@@ -258,20 +258,26 @@ def train_run_set(cfg: Config, *, item: str, activation: str, data_root: str, da
     return tidy_history(history, names).assign(lr=float(cfg["lr"]), **_factors(cfg, activation, hidden, dataset))
 
 
+def _run_set(runs: str) -> dict[str, Results]:
+    """A trained run set's files: one job per activation, one rule for both sets."""
+    return {runs: Results("{runs}/{activation}.parquet", runs=(runs,), activation=f"{runs}.activations")}
+
+
 # The items these functions compute, each once (isonorm.items): its title as its section in
-# docs/decisions/joudaki2023.md heads it, its job, the results it reads and its claims.
+# docs/decisions/joudaki2023.md heads it, its job, the results it reads (their files) and its claims.
 # Trained run sets (each feeds two items) and fresh networks.
 ITEMS = (
     Item("joudaki2023-fig2", "LayerNorm never decreases isometry (tanh, at init and after training)", "training",
-         train_run_set, ("fig2_runs",), image_mlp_summaries.claims),
+         train_run_set, _run_set("fig2_runs"), image_mlp_summaries.claims),
     Item("joudaki2023-figb6", "Isometry through the modules for many activations", "training", train_run_set,
-         ("fig2_runs",), image_mlp_summaries.claims),  # the Fig. 2 runs, more activations
+         _run_set("fig2_runs"), image_mlp_summaries.claims),  # the Fig. 2 runs, more activations
     Item("joudaki2023-fig3", "Theorem 4 on CIFAR10 at initialisation (n = 100, d = 5000)", "at_init", fig3,
-         ("fig3",), image_mlp_summaries.claims),
+         {"fig3": Results("fig3/{dataset}.parquet", settings={"dataset": "fig3.dataset"})},
+         image_mlp_summaries.claims),
     Item("joudaki2023-figb4", "Variable-width MLPs at initialisation (ReLU; MNIST and CIFAR10)", "at_init", figb4,
-         ("figb4",), image_mlp_summaries.claims),
-    Item("joudaki2023-fig7", "β_σ and the speed of SGD training", "training", train_run_set, ("fig7_runs",),
+         {"figb4": Results("figb4/{dataset}.parquet", dataset="figb4.datasets")}, image_mlp_summaries.claims),
+    Item("joudaki2023-fig7", "β_σ and the speed of SGD training", "training", train_run_set, _run_set("fig7_runs"),
          image_mlp_summaries.claims),
     Item("joudaki2023-figb7", "The isometry gap changes little during training", "training", train_run_set,
-         ("fig7_runs",), image_mlp_summaries.claims),  # the Fig. 7 runs
+         _run_set("fig7_runs"), image_mlp_summaries.claims),  # the Fig. 7 runs
 )

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...items import Item, results_of
+from ...items import Item, Results, results_of
 from ...runtime import resolve_device
 from ...simulate.mean_field import MeanFieldNetwork, Numerics, simulate
 from . import SLUG, simulation_summaries
@@ -129,19 +129,26 @@ def run_grid(cfg: Config, *, item: str, reading: str | None = None, device: str 
 # One job per grid, and one per alternative reading of a grid (decision D19).
 FIG8 = '(a) "self-normalizing" activations, (b) order of activation and normalization'  # one section, two items
 _SIMULATOR = dict(kind="simulation", computed_by=run_grid, claims=simulation_summaries.claims)
+
+
+def _grid(grid: str) -> dict[str, Results]:
+    """The file of a grid's job, and of one job per alternative reading in its config's `readings:`."""
+    return {grid: Results("simulations/{simulation}.parquet", simulation=(grid,), readings=f"{grid}.readings")}
+
+
 ITEMS = (
-    Item("joudaki2023-fig4", "Layer centering vs mean-field centering", results=("fig4",), **_SIMULATOR),
-    Item("joudaki2023-fig5", "No normalization vs LayerNorm (mean-field centering)", results=("fig5_6",),
+    Item("joudaki2023-fig4", "Layer centering vs mean-field centering", results=_grid("fig4"), **_SIMULATOR),
+    Item("joudaki2023-fig5", "No normalization vs LayerNorm (mean-field centering)", results=_grid("fig5_6"),
          **_SIMULATOR),  # one grid for Figs. 5 and 6
-    Item("joudaki2023-fig6", "LayerNorm vs mean-field normalization", results=("fig5_6",), **_SIMULATOR),
-    Item("joudaki2023-fig8a", FIG8, results=("fig8a",), **_SIMULATOR),
-    Item("joudaki2023-fig8b", FIG8, results=("fig8b",), **_SIMULATOR),
+    Item("joudaki2023-fig6", "LayerNorm vs mean-field normalization", results=_grid("fig5_6"), **_SIMULATOR),
+    Item("joudaki2023-fig8a", FIG8, results=_grid("fig8a"), **_SIMULATOR),
+    Item("joudaki2023-fig8b", FIG8, results=_grid("fig8b"), **_SIMULATOR),
     Item("joudaki2023-fig9", "LayerNorm stabilises the mean-field approximation through depth (ReLU)",
-         results=("fig9",), **_SIMULATOR),
-    Item("joudaki2023-figa1", "Lyapunov potential γ vs depth, with the bound of Corollary A.3", results=("figa1",),
-         **_SIMULATOR),
-    Item("joudaki2023-figb2", "The gain and the speed of reaching isometry", results=("figb2",), **_SIMULATOR),
-    Item("joudaki2023-figb3", "Mean-field centering and normalization vs Xavier gain", results=("figb3",),
+         results=_grid("fig9"), **_SIMULATOR),
+    Item("joudaki2023-figa1", "Lyapunov potential γ vs depth, with the bound of Corollary A.3",
+         results=_grid("figa1"), **_SIMULATOR),
+    Item("joudaki2023-figb2", "The gain and the speed of reaching isometry", results=_grid("figb2"), **_SIMULATOR),
+    Item("joudaki2023-figb3", "Mean-field centering and normalization vs Xavier gain", results=_grid("figb3"),
          **_SIMULATOR),
 )
 # The grids run_grid serves, by result key (its `item` argument; one job each, fig5_6 gives Figs. 5 and 6).

@@ -13,14 +13,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...items import Item, results_of
+from ...items import Item, Results, results_of
 from ...metrics import (
     CLOSED_FORMS,
     NonFiniteActivationError,
     isometry_strength,
     isometry_strength_closed_form,
 )
-from ...results import read_all_results
+from . import strengths_summaries
 
 Config = Mapping[str, Any]
 
@@ -74,46 +74,19 @@ def isometry_strengths(cfg: Config) -> pd.DataFrame:
     return _strength_rows(list(cfg["activations"]), gain_values(cfg["gains"]), cfg)
 
 
-# --- the claims of Tables 2, B.1 and Fig. B.1 ------------------------------------------------------------
-
-
-def gain_label(gain: float) -> str:
-    """``0.5`` -> ``a0.5``, ``1.0`` -> ``a1``: the gain part of a β quantity's name."""
-    return f"a{gain:g}"
-
-
-def claims(results: Mapping[str, Sequence[str]], config: Config) -> dict[str, dict[str, float]]:
-    """Tables 2, B.1 and Fig. B.1 as the scoreboard reads them: β by quadrature (the computed check of the printed
-    closed forms) per activation and gain, by item id (:data:`CLAIMED`)."""
-    out: dict[str, dict[str, float]] = {}
-    for item, key in CLAIMED.items():
-        if not results.get(key):
-            continue
-        frame = read_all_results(results[key])
-        if item == "joudaki2023-figb1":  # the printed rows of the Fig. B.1 table
-            frame = frame[frame.gain.round(6).isin([round(g, 6) for g in config["figb1"]["compared_gains"]])]
-        # Quadrature, falling back to the closed form where σ(αx) overflows at the nodes.
-        value = frame.quadrature.fillna(frame.closed_form)
-        out[item] = {
-            f"beta_{row.activation}_{gain_label(row.gain)}": v for row, v in zip(frame.itertuples(), value)
-        }
-        if item != "joudaki2023-figb1":
-            exact = frame.dropna(subset=["closed_form", "quadrature"])
-            out[item]["closed_form_equals_quadrature"] = float(
-                ((exact.closed_form - exact.quadrature).abs() < 1e-9).all()
-            )
-    return out
+def _strengths(item: str) -> dict[str, Results]:
+    return {item: Results("strengths/{item}.parquet", item=(item,))}  # one job per item, one rule for all
 
 
 # The items these functions compute, each once (isonorm.items): its title as its section in
-# docs/decisions/joudaki2023.md heads it, its job, the results it reads and its claims.
+# docs/decisions/joudaki2023.md heads it, its job, the results it reads (their files) and its claims.
 ITEMS = (  # β in closed form, by quadrature and by Monte Carlo: one job per item
-    Item("joudaki2023-table2", "Closed-form isometry strengths", "simulation", isometry_strengths, ("table2",),
-         claims),
-    Item("joudaki2023-tableb1", "β as a function of the gain α", "simulation", isometry_strengths, ("tableb1",),
-         claims),
-    Item("joudaki2023-figb1", "β vs the gain α", "simulation", isometry_strengths, ("figb1",), claims),
+    Item("joudaki2023-table2", "Closed-form isometry strengths", "simulation", isometry_strengths,
+         _strengths("table2"), strengths_summaries.claims),
+    Item("joudaki2023-tableb1", "β as a function of the gain α", "simulation", isometry_strengths,
+         _strengths("tableb1"), strengths_summaries.claims),
+    Item("joudaki2023-figb1", "β vs the gain α", "simulation", isometry_strengths, _strengths("figb1"),
+         strengths_summaries.claims),
 )
-# The items isometry_strengths serves, by result key (its config section; one job each), and each item's key.
+# The items isometry_strengths serves, by result key (its config section; one job each).
 STRENGTH_ITEMS = results_of(ITEMS, isometry_strengths)
-CLAIMED = {item.id: item.results[0] for item in ITEMS}

@@ -35,7 +35,7 @@ from torch import nn
 from ...cost import sampled
 from ...data import dataset_spec, load_split, resolve_normalization
 from ...data.augment import crop_flip_augment, padding_fill
-from ...items import Item
+from ...items import Item, Results
 from ...metrics import conv_centre_tap, pii
 from ...models.lu_fnn import LuFNN, constant_init
 from ...models.resnet18 import ResNet18
@@ -313,26 +313,42 @@ def resnet18(cfg: Config, *, item: str, variant: str, optimizer: str, data_root:
     return frame.assign(model="resnet18", variant=variant, activation=activation, width=int(cfg["width"]))
 
 
+def _optimizer_runs(item: str) -> Results:
+    """The files of a SimpleCNN item, one job per optimizer run (its config's ``runs``); one rule for all."""
+    return Results("{item}/{optimizer}.parquet", item=(item,), optimizer=f"{item}.runs")
+
+
+def _resnet18_runs(item: str) -> Results:
+    """The files of a ResNet-18 item, one job per variant and optimizer run; one rule for all."""
+    return Results("{item}/{variant}-{optimizer}.parquet", item=(item,), variant="resnet18.variants",
+                   optimizer=f"{item}.runs")
+
+
+# The Table-3 jobs, one per variant and run (an "<activation>-<optimizer>" of the config's `runs`).
+_TABLE3_RUNS = {"variant": "table3.variants", "activation-optimizer": "table3.runs"}
+
 # The items these functions compute, each once (isonorm.items): its title as its section in
-# docs/decisions/lu2024.md heads it, its job, the results it reads and its claims.
+# docs/decisions/lu2024.md heads it, its job, the results it reads (their files) and its claims.
 ITEMS = (
-    Item("lu2024-fig1", "Cosine-similarity and Gram matrix at initialisation", "simulation", fig1, ("fig1",),
-         trained_summaries.claims),
-    Item("lu2024-table1", "Optimisers' \"conformal capability\" in FNNs (MNIST)", "training", fnn, ("table1",),
-         trained_summaries.claims),
+    Item("lu2024-fig1", "Cosine-similarity and Gram matrix at initialisation", "simulation", fig1,
+         {"fig1": Results("fig1/init_weights.parquet")}, trained_summaries.claims),
+    Item("lu2024-table1", "Optimisers' \"conformal capability\" in FNNs (MNIST)", "training", fnn,
+         {"table1": Results("table1/{optimizer}.parquet", optimizer="table1.runs")}, trained_summaries.claims),
     Item("lu2024-table2", "Optimisers' \"conformal capability\" in CNNs (CIFAR-10)", "training", simple_cnn,
-         ("table2",), trained_summaries.claims),
+         {"table2": _optimizer_runs("table2")}, trained_summaries.claims),
     # drawn from the weights the Table-3 jobs save; nothing measured
     Item("lu2024-fig2", "Cosine-similarity and Gram matrices with and without norm + residual (FNN)", "training",
-         fnn, ("table3_weights",)),
-    Item("lu2024-table3", "Norm + residual vs Original in FNNs (MNIST)", "training", fnn, ("table3",),
+         fnn, {"table3_weights": Results("table3_weights/{variant}-{activation}-{optimizer}.parquet", _TABLE3_RUNS)}),
+    Item("lu2024-table3", "Norm + residual vs Original in FNNs (MNIST)", "training", fnn,
+         {"table3": Results("table3/{variant}-{activation}-{optimizer}.parquet", _TABLE3_RUNS)},
          trained_summaries.claims),
     Item("lu2024-table4", "Norm + residual vs Original in CNNs (CIFAR-10, ResNet-18)", "training", resnet18,
-         ("table4",), trained_summaries.claims),
-    Item("lu2024-apptable2", "Optimisers on CIFAR-100 (SimpleCNN)", "training", simple_cnn, ("apptable2",),
-         trained_summaries.claims),
+         {"table4": _resnet18_runs("table4")}, trained_summaries.claims),
+    Item("lu2024-apptable2", "Optimisers on CIFAR-100 (SimpleCNN)", "training", simple_cnn,
+         {"apptable2": _optimizer_runs("apptable2")}, trained_summaries.claims),
     Item("lu2024-apptable3", "Norm + residual vs Original, ResNet-18 on CIFAR-100", "training", resnet18,
-         ("apptable3",), trained_summaries.claims),
-    Item("lu2024-apptable4", "Normalisation only, residual only", "training", fnn, ("apptable4",),
+         {"apptable3": _resnet18_runs("apptable3")}, trained_summaries.claims),
+    Item("lu2024-apptable4", "Normalisation only, residual only", "training", fnn,
+         {"apptable4": Results("apptable4/{variant}.parquet", variant="apptable4.variants")},
          trained_summaries.claims),
 )

@@ -25,7 +25,7 @@ Results = Mapping[str, Sequence[str]]
 Claims = dict[str, dict[str, float | Measured]]
 ORIENTATION = "columns"  # decision A1: the tables report PII over column vectors
 
-# item id → the result key that feeds it, also its config section (register_results in rules/lu2024.smk)
+# item id → the result key that feeds it, also its config section (the items' records, trained_nets.ITEMS)
 OPTIMIZER_ITEMS = {"lu2024-table1": "table1", "lu2024-table2": "table2",
                    "lu2024-apptable2": "apptable2"}  # rows = optimizers, columns = Layer_1..3
 VARIANT_ITEMS = {"lu2024-table3": "table3", "lu2024-table4": "table4",

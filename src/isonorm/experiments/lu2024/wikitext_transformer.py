@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from ...cost import sampled
 from ...data.corpora import Corpus, lm_windows, load_corpus, tail_window
-from ...items import Item
+from ...items import Item, Results
 from ...metrics import pii
 from ...models.word_transformer import WordTransformerLM, layer_matrices
 from ...runtime import generator, resolve_device
@@ -170,11 +170,17 @@ def table5_transformer(cfg: Config, *, data_root: str, dataset: str, device: str
 ITEMS = (  # isonorm.items
     # the training course of Table 5's part (a), a supplementary figure; the row's quantities are lu2024-table5's
     Item("lu2024-table5-transformer", "Transformer trained on WikiText-2", "training", table5_transformer,
-         ("table5_transformer",)),
-    # one table from the results of three jobs: (a) this Transformer's training, (b)/(c) the pre-trained
-    # checkpoints read at init, (d) the LoRA fine-tuning
+         {"table5_transformer": Results("table5_transformer/{corpus}.parquet",
+                                        settings={"corpus": "table5_transformer.corpus"})}),
+    # one table from the results of three jobs: (a) this Transformer's training (the files the record above
+    # declares), (b)/(c) the pre-trained checkpoints read at init, one job each, (d) the LoRA fine-tuning
     Item("lu2024-table5", "PII of attention and FFN matrices in Transformers, PLMs, LLMs and after LoRA",
          ("training", "at_init", "training"),
          (table5_transformer, checkpoint_pii.table5_checkpoints, lora.table5_lora_runs),
-         ("table5_transformer", "table5_plms", "table5_llms", "table5_lora"), table5_summaries.claims),
+         {"table5_transformer": None,
+          "table5_plms": Results("table5/{part}.parquet", part=("plms",), needs="needs_data"),
+          "table5_llms": Results("table5/{part}.parquet", part=("llms",), needs="needs_data"),
+          "table5_lora": Results("table5_lora/{checkpoint}.parquet",
+                                 settings={"checkpoint": "table5.lora.checkpoint"}, needs="trains")},
+         table5_summaries.claims),
 )

@@ -34,7 +34,7 @@ from ...data import dataset_spec, load_split
 from ...metrics import explosion_rate, grad_log_norm, gram, isometry_gap
 from ...models.bn_mlp import BNMLPConfig, StackedBNMLP
 from ...runtime import generator, resolve_device
-from ...items import Item, results_of
+from ...items import Item, Results, results_of
 from . import SLUG, at_init_summaries
 
 Config = Mapping[str, Any]
@@ -257,16 +257,22 @@ def gradient_sweep(cfg: Config, *, item: str, data_root: str, dataset: str, devi
 # The items these functions compute, each once (isonorm.items): its title as its section in
 # docs/decisions/meterez2024.md heads it, its job, the results it reads and its claims.
 _SWEEP = dict(kind="at_init", computed_by=gradient_sweep, claims=at_init_summaries.claims)  # one job per result key
+
+
+def _sweep(item: str) -> dict[str, Results]:
+    return {item: Results("at_init/{item}.parquet", item=(item,))}  # one rule for all
+
+
 ITEMS = (
     Item("meterez2024-fig1", "Isometry gap through depth vs Theorem 1", "simulation", fig1,
          claims=at_init_summaries.claims, plain=True),
-    Item("meterez2024-fig2", "Gradients at init: degenerate vs non-degenerate inputs", results=("fig2",), **_SWEEP),
-    Item("meterez2024-fig3", "Orthogonal vs Gaussian weights: gradients through depth", results=("fig3",), **_SWEEP),
-    Item("meterez2024-fig5", "Effect of the gain on gradients at init", results=("fig5",), **_SWEEP),
-    Item("meterez2024-fige1", "Rate of explosion vs a constant gain (depth 1000)", results=("fige1",), **_SWEEP),
-    Item("meterez2024-fige2", "Rate of explosion at ℓ = 10 vs the gain exponent", results=("fige2",), **_SWEEP),
-    Item("meterez2024-figg5", "Non-linearities without shaping", results=("fig5",), **_SWEEP),  # Fig. 5's runs
-    Item("meterez2024-figg6", "Mean reduction and gradient explosion", results=("figg6",), **_SWEEP),
+    Item("meterez2024-fig2", "Gradients at init: degenerate vs non-degenerate inputs", results=_sweep("fig2"), **_SWEEP),
+    Item("meterez2024-fig3", "Orthogonal vs Gaussian weights: gradients through depth", results=_sweep("fig3"), **_SWEEP),
+    Item("meterez2024-fig5", "Effect of the gain on gradients at init", results=_sweep("fig5"), **_SWEEP),
+    Item("meterez2024-fige1", "Rate of explosion vs a constant gain (depth 1000)", results=_sweep("fige1"), **_SWEEP),
+    Item("meterez2024-fige2", "Rate of explosion at ℓ = 10 vs the gain exponent", results=_sweep("fige2"), **_SWEEP),
+    Item("meterez2024-figg5", "Non-linearities without shaping", results=_sweep("fig5"), **_SWEEP),  # Fig. 5's runs
+    Item("meterez2024-figg6", "Mean reduction and gradient explosion", results=_sweep("figg6"), **_SWEEP),
 )
 # The items gradient_sweep serves, by result key (its `item` argument; one job each, fig5's runs also give G5).
 SWEEP_ITEMS = results_of(ITEMS, gradient_sweep)

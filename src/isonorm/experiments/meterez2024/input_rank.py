@@ -19,7 +19,7 @@ import torch
 
 from ...cost import sampled
 from ...data import load_split
-from ...items import Item
+from ...items import Item, Results
 from ...runtime import generator, resolve_device
 from . import at_init_summaries
 
@@ -74,6 +74,7 @@ def tabled1(cfg: Config, *, data_root: str, dataset: str, device: str) -> pd.Dat
 
 
 ITEMS = (  # isonorm.items
-    Item("meterez2024-tabled1", "Rank of input-batch Gram matrices", "at_init", tabled1, ("tabled1",),
+    Item("meterez2024-tabled1", "Rank of input-batch Gram matrices", "at_init", tabled1,
+         {"tabled1": Results("tabled1/{dataset}.parquet", dataset="tabled1.datasets")},
          at_init_summaries.claims),
 )
