@@ -85,7 +85,7 @@ DEFAULTS: dict[str, JobSize] = {
     # small jobs of one thread each, one SLURM job each (GROUPS, below). Measured over its 53 jobs:
     # the largest peak 1005 MiB (joudaki2023_simulation_reading, fig9, more_runs); the longest 8.2 min
     # (daneshmand2021_fig3, n = 74; the jobs' wall times add up to 65 min on the loaded machine, against the
-    # README's 7 min for the whole data-free run on a quiet one).
+    # 7 min for the whole data-free run (benchmarks/README.md) on a quiet one).
     "simulation": JobSize(threads=1, mem_mb=_mb(1005 / 1024), runtime=_minutes(8.2)),
     # Jobs that read a data set or a checkpoint and train nothing (networks at init on images, Table D1, GPT-2's
     # probe, checkpoint PII), on wide matrices (widths up to 8192, depth-1000 stacks, 7B checkpoints' SVDs) that
