@@ -43,6 +43,7 @@ UNFINISHED_STATES = ("failed", "blocked", "not started")
 PLAIN_RESULTS = "synthetic.parquet"
 
 
+@dataclass(frozen=True, init=False, repr=False)
 class Results:
     """The files of one result key, written once in the record of an item that reads it.
 
@@ -63,7 +64,11 @@ class Results:
     ``<stem>--<reading><suffix>`` of each file here, one job each.
     """
 
-    __slots__ = ("path", "wildcards", "settings", "needs", "readings")
+    path: str
+    wildcards: tuple[tuple[str, Any], ...]
+    settings: tuple[str, ...]
+    needs: str | None
+    readings: str | None
 
     def __init__(self, path: str, wildcards: Mapping[str, Any] | None = None, *,
                  settings: Mapping[str, str] | None = None, needs: str | None = None, readings: str | None = None,
@@ -80,18 +85,6 @@ class Results:
                             ("needs", needs), ("readings", readings)):
             object.__setattr__(self, name, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Results is immutable")
-
-    def _fields(self) -> tuple[Any, ...]:
-        return self.path, self.wildcards, self.settings, self.needs, self.readings
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Results) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self.path)
-
     def __repr__(self) -> str:
         return (f"Results({self.path!r}, {dict(self.wildcards)!r}, settings={self.settings!r}, needs={self.needs!r}, "
                 f"readings={self.readings!r})")
@@ -100,9 +93,6 @@ class Results:
         settings = {name: given for name, given in self.wildcards if name in self.settings}
         return Results(path or self.path, {name: given for name, given in self.wildcards if name not in settings},
                        settings=settings, needs=needs or self.needs, readings=self.readings)
-
-    def needing(self, needs: str) -> Results:
-        return self._with(needs=needs)
 
     def _split(self, section: Mapping[str, Any]) -> list[tuple[list[str], list[list[str]]]]:
         """[(wildcard names, [their parts of each value])], one per keyword (joint wildcards split their value)."""
@@ -206,7 +196,7 @@ class Item:
                 if len(set(kinds)) != 1:
                     raise ValueError(f"{self.id}: an item of several kinds of job states what computing each of "
                                      f"its result keys needs: Results(..., needs=...) for {key!r}")
-                files = files.needing(NEEDS_OF_KIND[kinds[0]])
+                files = files._with(needs=NEEDS_OF_KIND[kinds[0]])
             if not self.plain and files.path.endswith(PLAIN_RESULTS):
                 raise ValueError(f"{self.id}: {files.path!r}: the file name {PLAIN_RESULTS} is the plain items' "
                                  "(rules/experiment_jobs.smk plain_simulation); name the file otherwise")
