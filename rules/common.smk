@@ -296,6 +296,17 @@ def planned_results(slug):
             for key, files in by_key.items()}
 
 
+def item_origins(slug):
+    """{item id: where its numbers come from} (isonorm.bundles.ledger: imported from a bundle, or computed here, with
+    device, date and commit) over the results files of the paper's items that exist: the scored rows' `origin`."""
+    from isonorm.bundles.ledger import item_origins as origins_of
+
+    planned = planned_results(slug)
+    files = {item.id: [f for key, paths in planned.items() if key.split(READING, 1)[0] in item.results for f in paths]
+             for item in paper_table(slug)}
+    return origins_of(RESULTS, files)
+
+
 # what the shapes preset measured (docs/cost.md)
 SHAPES_COST_TABLE = Path(output_roots("shapes")["results"], "cost.csv")
 
