@@ -5,9 +5,11 @@
   packages above each of them (their ``__init__`` runs first), and the job's glue (``isonorm.workflow``,
   ``isonorm.results`` and the rule script ``scripts/run_experiment.py``, which write the file). A change to
   joudaki2023's code leaves lu2024's fingerprints as they were; a change to the training engine changes every
-  trained file's. Left out: what scores results and never computes them (:data:`SCORING`: the ``verdicts``
-  package and the papers' ``*_summaries`` claims modules, which an experiment module imports for its items'
-  records): a change there is scored again from the same results by every checkout's claims job.
+  trained file's. Left out: the bookkeeping that computes no number (:data:`BOOKKEEPING`): what scores results
+  (the ``verdicts`` package and the papers' ``*_summaries`` claims modules, which an experiment module imports for
+  its items' records; every checkout's claims job scores the same results again with its own), the items' records
+  (``items``: which files exist, not what is in them), how a failure is recorded (``run_status``), what the
+  metadata says of the machine (``provenance``) and how errors are worded (``user_errors``).
 - **settings**: the SHA-256 of the job's parameters as the rule passes them (the function, its config section, its
   keyword arguments), less the ones that say where or on what a job runs and not what it computes
   (:data:`LOCATION_KEYS`: a data root, a checkpoint path, the device), so that a file computed on a GPU cluster
@@ -32,8 +34,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 # The modules that run every experiment job and write its file (scripts/run_experiment.py imports them).
 JOB_GLUE = ("isonorm.workflow", "isonorm.results")
 # A job's parameters that say where its inputs and outputs are and on what it runs, not what it computes.
-SCORING = ("isonorm.verdicts",)
-SCORING_SUFFIX = "_summaries"
+BOOKKEEPING = ("isonorm.verdicts", "isonorm.items", "isonorm.run_status", "isonorm.provenance", "isonorm.user_errors")
+CLAIMS_SUFFIX = "_summaries"
 LOCATION_KEYS = frozenset({"data_root", "checkpoint", "checkpoint_root", "weights_path", "device"})
 
 
@@ -65,8 +67,8 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in found if (m == PACKAGE or m.startswith(PACKAGE + ".")) and _module_file(m) is not None}
 
 
-def _scoring(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in SCORING) or name.endswith(SCORING_SUFFIX)
+def _bookkeeping(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in BOOKKEEPING) or name.endswith(CLAIMS_SUFFIX)
 
 
 def _parents(name: str) -> list[str]:
@@ -82,7 +84,7 @@ def module_closure(*roots: str) -> tuple[str, ...]:
     while todo:
         name = todo.pop()
         path = _module_file(name)
-        if name in seen or path is None or _scoring(name):
+        if name in seen or path is None or _bookkeeping(name):
             continue
         seen.add(name)
         todo.extend(m for new in _imports(name, path) for m in (*_parents(new), new))
