@@ -53,6 +53,10 @@ include: "rules/report.smk"
 include: "rules/cost.smk"
 
 
+# the config's `bundles:`: results computed elsewhere, checked and placed before any job is planned (docs/bundles.md)
+IMPORTED = place_bundles()
+
+
 rule all:
     input:
         # the shapes preset's cost run (its step cap `shakedown`) measures cost; its capped results make no report

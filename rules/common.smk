@@ -290,10 +290,16 @@ def run_plan():
 
 
 def planned_results(slug):
-    """{result key: [files]} of the paper that this run computes."""
+    """{result key: [files]} of the paper that this run computes, and the files its bundles gave it (IMPORTED) of
+    the keys its plan leaves out."""
     plan = run_plan()
-    return {key: files for need, by_key in REGISTERED[slug].items() if plan.left_out(need) is None
-            for key, files in by_key.items()}
+    planned = {}
+    for need, by_key in REGISTERED[slug].items():
+        for key, files in by_key.items():
+            kept = files if plan.left_out(need) is None else [f for f in files if f in IMPORTED]
+            if kept:
+                planned[key] = kept
+    return planned
 
 
 def item_origins(slug):
@@ -324,7 +330,7 @@ def left_out_results(slug):
     left = {}
     for need, by_key in REGISTERED[slug].items():
         if plan.left_out(need) is not None:
-            for f in (f for files in by_key.values() for f in files):
+            for f in (f for files in by_key.values() for f in files if f not in IMPORTED):
                 hours, device = costs.get(str(Path(f).relative_to(RESULTS)), (None, None))
                 left[f] = {**plan.left_out(need).as_dict(), "hours": hours, "device": device}
     return left
@@ -355,6 +361,51 @@ def all_left_out():
 def plan_summary():
     """The index's and the terminal's lines on what this run's plan leaves out (isonorm.run_status)."""
     return summary_lines([], all_left_out(), None)
+
+
+# --- bundles: results computed elsewhere, placed before Snakemake plans a job (isonorm.bundles.importing,
+# docs/bundles.md) ----------------------------------------------------------------------------------------------
+
+
+def bundle_job(path):
+    """(rule, code fingerprint, settings fingerprint) of the experiment job of this run that writes ``path``, as its
+    rule's params name it (rules/common.smk experiment); None when no job of this run writes it. Snakemake's own
+    matching of a path to a rule, its wildcards and its params, as it does when it plans the job."""
+    from snakemake.io import InputFiles
+    from isonorm.fingerprints import code_fingerprint, settings_fingerprint
+
+    for rule in workflow.rules:
+        if rule.output and rule.is_producer(path):
+            wildcards = rule.get_wildcards(path)
+            output, _ = rule.expand_output(wildcards)
+            params, _ = rule.expand_params(wildcards, InputFiles(), output, None)
+            run = getattr(params, "run", None)
+            if not isinstance(run, dict) or "function" not in run:
+                return None
+            return rule.name, code_fingerprint(run["function"]), settings_fingerprint(run)
+    return None
+
+
+def place_bundles():
+    """The config's `bundles:` placed under RESULTS (isonorm.bundles.importing), once, by the main process, before
+    any job is planned: {results file} of those this run uses. A damaged, edited or conflicting bundle stops the run
+    here. Another process (a cluster job parsing the workflow again) reads what the main process placed."""
+    from isonorm.bundles.importing import place_bundles as place
+    from isonorm.bundles.ledger import LEDGER, read_ledger, still_imported
+
+    if not workflow.is_main_process:
+        return {f"{RESULTS}/{p}" for p, e in read_ledger(RESULTS).items() if still_imported(RESULTS, p, e)}
+    if not config["bundles"] and not Path(RESULTS, LEDGER).is_file():
+        return set()
+    item_files = {item.id: [str(Path(f).relative_to(RESULTS)) for by_key in REGISTERED[slug].values()
+                            for key, files in by_key.items() if key.split(READING, 1)[0] in item.results for f in files]
+                  for slug in PAPERS for item in paper_table(slug)}
+    with told_briefly():
+        imports = place(config["bundles"], RESULTS, config["preset"], bundle_job, stale=config["stale_bundles"],
+                        dry_run=workflow.dryrun, item_files=item_files)
+    for line in imports.lines:
+        print(line, file=sys.stderr)
+    return {f"{RESULTS}/{p}" for p in imports.used}
 
 
 # --- the end of every run (rules/report.smk's onsuccess and onerror; isonorm.run_status, isonorm.report.end_of_run) --

@@ -1,0 +1,134 @@
+"""A bundle of a run's results (docs/bundles.md, "Making one"): every experiment results file under the run's
+results root (or those of the items named), each with its checksum, the items that read it, the job that wrote it
+(Snakemake's own record of the file, ``.snakemake/metadata``), and the provenance and fingerprints its job wrote into
+it (isonorm.results, isonorm.fingerprints). No data sets, no checkpoints, no claims or scored rows: a checkout that
+imports the bundle measures and scores them again from the results, with its own reference files.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..items import READING, Item, key_results, paper_items
+from ..provenance import git_commit, package_versions, provenance
+from ..results import DamagedResultError, read_metadata
+from .ledger import sha256
+from .manifest import BundledFile, BundleError, manifest_of, read_bundle, write_bundle, Bundle
+
+SNAKEMAKE_RECORDS = Path(".snakemake", "metadata")
+
+
+@dataclass(frozen=True)
+class KeyPattern:
+    """A result key's files as a regular expression over their paths under the results root."""
+
+    slug: str
+    key: str
+    items: tuple[str, ...]
+    names: tuple[str, ...]
+    regex: re.Pattern[str]
+
+    def match(self, relative: str) -> dict[str, str] | None:
+        found = self.regex.fullmatch(relative)
+        return None if found is None else dict(zip(self.names, found.groups()))
+
+
+def _pattern(slug: str, key: str, path: str, items: Sequence[Item]) -> KeyPattern:
+    names = tuple(re.findall(r"\{(\w+)\}", path))
+    parts = re.split(r"\{\w+\}", path)
+    body = "([^/]+?)".join(re.escape(p) for p in parts)
+    readers = tuple(item.id for item in items if key.split(READING, 1)[0] in item.results)
+    return KeyPattern(slug, key, readers, names, re.compile(re.escape(f"{slug}/") + body))
+
+
+def key_patterns(slugs: Iterable[str]) -> list[KeyPattern]:
+    """Every result key of the papers, its readings' paths first (a reading's file also matches its key's pattern)."""
+    found = []
+    for slug in slugs:
+        items = paper_items(slug)
+        for key, files in key_results(slug, items).items():
+            if files.readings:
+                found.append(_pattern(slug, f"{key}{READING}{{reading}}", files.reading_path("{reading}"), items))
+            found.append(_pattern(slug, key, files.path, items))
+    return found
+
+
+def snakemake_rule(path: Path) -> str | None:
+    """The rule Snakemake recorded for an output it made (its metadata record, named by the path in urlsafe base64);
+    None without a record (a file made elsewhere, or records cleaned)."""
+    record = SNAKEMAKE_RECORDS / base64.urlsafe_b64encode(str(path).encode()).decode()
+    try:
+        return str(json.loads(record.read_text(encoding="utf-8"))["rule"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern]) -> BundledFile | str:
+    """The manifest entry of one results file, or why it cannot travel (a text)."""
+    relative = path.relative_to(results_root).as_posix()
+    try:
+        meta = read_metadata(path)
+    except DamagedResultError as err:
+        return str(err)
+    if "code_fingerprint" not in meta:
+        return (f"{relative} records no fingerprints (written before they were recorded, or not by an experiment "
+                "job); compute it again to bundle it")
+    for pattern in patterns:
+        wildcards = pattern.match(relative)
+        if wildcards is not None and not (READING not in pattern.key and any(READING in v for v in wildcards.values())):
+            break
+    else:
+        return f"{relative} is no result key's file under the papers' records"
+    rule = snakemake_rule(path) or "unknown rule"
+    job = f"{rule}[{', '.join(f'{k}={v}' for k, v in wildcards.items())}]" if wildcards else rule
+    run = meta.get("config") or {}
+    return BundledFile(
+        path=relative, sha256=sha256(path), bytes=path.stat().st_size, items=pattern.items,
+        result_key=pattern.key.replace("{reading}", wildcards.get("reading", "")), job=job,
+        function=str(run.get("function", "")), commit=str(meta.get("git_commit", "unknown")),
+        device=str(meta.get("device", "unknown")), written=str(meta.get("written", "")),
+        code_fingerprint=str(meta["code_fingerprint"]), settings_fingerprint=str(meta["settings_fingerprint"]),
+        packages=dict(meta.get("packages") or {}))
+
+
+def export_bundle(results_root: str | Path, out: str | Path, *, slugs: Sequence[str], preset: str,
+                  items: Sequence[str] = (), name: str | None = None, note: str = "") -> tuple[Bundle, list[str]]:
+    """Write the bundle ``out`` of the results under ``results_root`` (module docstring): the files of ``items``
+    (ids), or all; returns it, read back and checked, and the files left out with why."""
+    root = Path(results_root)
+    if not root.is_dir():
+        raise BundleError(f"{root} does not exist: run the workflow first, or name the preset whose results to "
+                          "bundle (--preset)")
+    patterns = key_patterns(slugs)
+    wanted = set(items)
+    known = {item for p in patterns for item in p.items}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise BundleError(f"no item {unknown} has results files in the papers {list(slugs)}; name items by id "
+                          "(lu2024-table1)")
+    entries, left_out = [], []
+    for slug in slugs:
+        for path in sorted(Path(root, slug).rglob("*.parquet")) if Path(root, slug).is_dir() else []:
+            if path.name == "claims.parquet" and path.parent == Path(root, slug):
+                continue  # measured again from the results by the importing checkout
+            entry = bundled_file(root, path, patterns)
+            if isinstance(entry, str):
+                left_out.append(entry)
+            elif not wanted or wanted & set(entry.items):
+                entries.append(entry)
+    if not entries:
+        raise BundleError(f"no results file to bundle under {root}" + (f" for {sorted(wanted)}" if wanted else "")
+                          + (f" ({left_out[0]}, …)" if left_out else ""))
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    made_by = {**provenance(), "commit": git_commit(), "packages": package_versions()}
+    made_by.pop("git_commit", None)
+    name = name or Path(out).name.split(".")[0]
+    manifest = manifest_of(name, created, preset, made_by, entries, note)
+    write_bundle(out, manifest, {e.path: root / e.path for e in entries})
+    return read_bundle(out), left_out
