@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..items import READING, Item, key_results, paper_items
+from ..items import READING, Item, Results, key_results, paper_items
 from ..provenance import git_commit, package_versions, provenance
 from ..results import DamagedResultError, read_metadata
 from .ledger import sha256
@@ -39,10 +39,15 @@ class KeyPattern:
         return None if found is None else dict(zip(self.names, found.groups()))
 
 
-def _pattern(slug: str, key: str, path: str, items: Sequence[Item]) -> KeyPattern:
+def _pattern(slug: str, key: str, path: str, items: Sequence[Item], files: Results) -> KeyPattern:
+    """A wildcard whose values the record gives as a tuple matches those values only (``item=("table2",)``); one
+    whose values come from the config matches any name (the config of the exporting run is not at hand)."""
+    literal = {spec: [str(v) for v in given] for spec, given in files.wildcards
+               if "-" not in spec and isinstance(given, (tuple, list))}
     names = tuple(re.findall(r"\{(\w+)\}", path))
     parts = re.split(r"\{\w+\}", path)
-    body = "([^/]+?)".join(re.escape(p) for p in parts)
+    groups = [f"({'|'.join(map(re.escape, literal[n]))})" if n in literal else "([^/]+?)" for n in names]
+    body = re.escape(parts[0]) + "".join(g + re.escape(p) for g, p in zip(groups, parts[1:]))
     readers = tuple(item.id for item in items if key.split(READING, 1)[0] in item.results)
     return KeyPattern(slug, key, readers, names, re.compile(re.escape(f"{slug}/") + body))
 
@@ -54,8 +59,9 @@ def key_patterns(slugs: Iterable[str]) -> list[KeyPattern]:
         items = paper_items(slug)
         for key, files in key_results(slug, items).items():
             if files.readings:
-                found.append(_pattern(slug, f"{key}{READING}{{reading}}", files.reading_path("{reading}"), items))
-            found.append(_pattern(slug, key, files.path, items))
+                found.append(_pattern(slug, f"{key}{READING}{{reading}}", files.reading_path("{reading}"), items,
+                                      files))
+            found.append(_pattern(slug, key, files.path, items, files))
     return found
 
 
