@@ -1,5 +1,6 @@
-"""Every scored row says where its number came from: the scoreboard's ``origin`` column (architecture §7) and its
-kind (``origin_kind``)."""
+"""Every scored row says where its number came from: the scoreboard's ``origin`` column (architecture §7), its kind
+(``origin_kind``), the index's count of the headline rows by origin, the scoreboard page's origin cells and filter,
+and an item's "Where these numbers come from" line."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from isonorm.report.markup import reference_table
+from isonorm.report.scoreboard_page import ORIGIN_FILTER, origin_label, scoreboard_page
+from isonorm.report.site import build_index
 from isonorm.verdicts.claims import write_claims
 from isonorm.verdicts.scoreboard import (ORIGIN_KINDS, SCOREBOARD_COLUMNS, SCORED_COLUMNS, UNKNOWN_ORIGIN,
-                                         origin_kind, read_scoreboard, read_scored, score_files, write_scored)
+                                         origin_counts, origin_kind, origin_line, read_scoreboard, read_scored,
+                                         score_files, write_scoreboard, write_scored)
 from isonorm.verdicts.stages import paper_scored
 
 NAN = float("nan")
@@ -125,3 +130,69 @@ def test_a_scored_file_from_before_the_origin_column_reads_with_its_origin_unkno
 ])
 def test_origin_kind(text, kind):
     assert origin_kind(text) == kind and kind in ORIGIN_KINDS
+
+
+def board_of(rows: list[tuple[str, str, str, str]], preset: str = "paper") -> pd.DataFrame:
+    """Rows of (verdict, reading, check, origin)."""
+    frame = pd.DataFrame(rows, columns=["verdict", "reading", "check", "origin"]).assign(
+        paper="lu2024", item=[f"lu2024-fig{i}" for i in range(len(rows))], quantity="a", preset=preset,
+        provenance="printed", weak=False)
+    return frame.reindex(columns=list(SCOREBOARD_COLUMNS))
+
+
+def test_the_index_counts_the_headline_rows_by_origin():
+    board = board_of([
+        ("match", "default", "reproduction", HERE), ("mismatch", "default", "reproduction", HERE),
+        ("match", "default", "reproduction", f"{BUNDLE}; {HERE}"), ("match", "default", "reproduction", BUNDLE),
+        ("failed", "default", "reproduction", "failed (log: logs/a.log)"),
+        ("failed", "default", "reproduction", STALE),  # a NaN from a stale import: stale
+        ("not-run", "default", "reproduction", "not run"), ("not-run", "default", "reproduction", "not run"),
+        ("no-reference", None, None, HERE),
+        # not headline rows: counted apart, or repeating another row's value
+        ("match", "alternative", "reproduction", BUNDLE), ("fitted", "fitted", "reproduction", HERE),
+        ("match", "default", "consistency", HERE),
+    ])
+    repeat = board.iloc[[0]].assign(item="lu2024-fig99", same_as="lu2024-fig0:a")  # counted under lu2024-fig0
+    board = pd.concat([board, repeat], ignore_index=True)
+    assert origin_counts(board) == {"computed": 3, "imported": 2, "stale": 1, "failed": 1, "not run": 2, "unknown": 0}
+    assert origin_line(board) == ("Where the numbers come from: 3 computed here, 2 imported (bundle "
+                                  "real-data-cpu-2026-12-02), 1 imported stale (bundle old-cpu-2026-11-01), 1 failed, "
+                                  "2 not run")
+    assert origin_line(board.iloc[:0]) == "Where the numbers come from: no rows yet"
+    # A smoke run counts every row, as its headline does.
+    smoke = board_of([("computed", "alternative", "reproduction", HERE), ("not-produced", "default", None, "not run")],
+                     preset="quick")
+    assert origin_line(smoke) == "Where the numbers come from: 1 computed here, 1 not run"
+
+
+def test_the_pages_show_the_origin(tmp_path):
+    board = board_of([("match", "default", "reproduction", HERE), ("match", "default", "reproduction", BUNDLE),
+                      ("failed", "default", "reproduction", "failed (log: logs/a.log)"),
+                      ("not-run", "default", "reproduction", "not run")])
+    report = tmp_path / "report"
+    report.mkdir()
+    pages = build_index(report, write_scoreboard(board, tmp_path / "scoreboard.csv"), [], {}, [], {}, "paper")
+    index = pages.index.read_text()
+    assert ('<p id="origins" class="note">Where the numbers come from: 1 computed here, 1 imported (bundle '
+            "real-data-cpu-2026-12-02), 1 failed, 1 not run") in index
+    assert index.index('id="origins"') > index.index('id="headline"')
+    page = pages.scoreboard.read_text()
+    assert f'<select id="{ORIGIN_FILTER}">' in page and '<option value="not run">not run</option>' in page
+    assert [f'data-origin="{k}"' in page for k in ("computed", "imported", "failed", "not run")] == [True] * 4
+    assert f'<td class="origin" title="{HERE}">computed</td>' in page  # the whole text on hover
+    assert '<td class="origin" title="failed (log: logs/a.log)">failed (log)</td>' in page
+    assert origin_label(BUNDLE) == "imported: real-data-cpu-2026-12-02" and origin_label(STALE).startswith("stale: ")
+    # Without the column (a frame made elsewhere) the page still renders, each origin unknown.
+    assert 'data-origin="unknown"' in scoreboard_page(board.assign(origin=NAN), {}, "t", "", "s.csv")
+
+
+def test_an_items_table_says_where_its_numbers_come_from(paper, tmp_path):
+    """The page reads the scored rows as the paper_claims job wrote them (notebook.open_paper)."""
+    scored = read_scored(write_scored(score_files([paper[0]], [paper[1]], "paper", ORIGINS), tmp_path / "s.csv"))
+    fig2 = reference_table(scored[scored["item"] == "lu2024-fig2"])
+    assert f'<p class="origin">Where these numbers come from: {HERE}</p>' in fig2
+    notes = fig2[fig2.index('<details class="notes">'):]
+    assert "<th>origin</th>" in notes and f"<td>{HERE}</td>" in notes  # each row's, folded
+    table5 = reference_table(scored[scored["item"] == "lu2024-table5"].assign(
+        origin=[STALE, "not run"]))  # rows that differ: each origin with its count
+    assert f"Where these numbers come from: {STALE} (1 row) · not run (1 row)</p>" in table5
