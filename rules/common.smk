@@ -444,6 +444,7 @@ def end_of_run(success):
                 not_run=lambda slug: {f: why for f, why in {**left_out, **missing}.items()
                                       if f.startswith(f"{RESULTS}/{slug}/")},
                 unfinished=lambda slug: unfinished_items(paper_items(slug), planned_results(slug), missing),
+                origins=item_origins,
             )
         except KeyboardInterrupt:
             lines.append("report: not rebuilt (stopped again); the same command rebuilds it")

@@ -40,6 +40,8 @@ rule paper_claims:
     params:
         results=lambda wc: planned_results(wc.slug),
         claims=lambda wc: PAPER_CLAIMS[wc.slug],  # the claims functions of the paper's items (isonorm.items)
+        # {item id: imported from a bundle, or computed here}: the scored rows' origin (rules/common.smk)
+        origins=lambda wc: item_origins(wc.slug),
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:

@@ -258,18 +258,24 @@ def test_an_item_whose_job_failed_is_failed_and_one_whose_input_could_not_be_mad
     results = {"table4": ["a.parquet", "b.parquet", "c.parquet"], "table5_plms": ["p.parquet"],
                "table5_lora": ["l.parquet"], "table5_plms--more": ["m.parquet"], "fig1": ["f.parquet"]}
     causes = {"c.parquet": {"cause": "r could not run: it needs x, which failed", "state": "blocked"},
-              "b.parquet": {"cause": "lu2024_resnet18 failed: boom", "state": "failed"},
+              "b.parquet": {"cause": "lu2024_resnet18 failed: boom", "state": "failed", "log": "logs/b.log"},
               "m.parquet": {"cause": "r could not run: it needs x, which failed", "state": "blocked"},
               "f.parquet": {"cause": "r did not finish: the run was stopped", "state": "not started"}}
     unfinished = unfinished_items(items, results, causes)
-    assert unfinished == {  # an item's own failure outranks a blocked input of it, whatever the order
-        "lu2024-table4": {"state": "failed", "cause": "lu2024_resnet18 failed: boom"},
-        "lu2024-table5": {"state": "blocked", "cause": "r could not run: it needs x, which failed"},
-        "lu2024-fig1": {"state": "not started", "cause": "r did not finish: the run was stopped"}}
+    assert unfinished == {  # an item's own failure outranks a blocked input of it, whatever the order; its log
+        "lu2024-table4": {"state": "failed", "cause": "lu2024_resnet18 failed: boom", "log": "logs/b.log"},
+        "lu2024-table5": {"state": "blocked", "cause": "r could not run: it needs x, which failed", "log": ""},
+        "lu2024-fig1": {"state": "not started", "cause": "r did not finish: the run was stopped", "log": ""}}
+    computed = "computed (cpu:x86_64, 2026-12-01, b5ab422)"
     scored = pd.DataFrame({"item": ["lu2024-table4", "lu2024-table4", "lu2024-table5", "lu2024-fig1"],
-                           "verdict": ["not-run", "match", "not-run", "not-run"], "note": ["", "", "", ""]})
+                           "verdict": ["not-run", "match", "not-run", "not-run"], "note": ["", "", "", ""],
+                           "origin": ["not run", computed, "not run", "not run"]})
     marked = unfinished_rows(scored, unfinished)
     assert marked.verdict.tolist() == ["failed", "match", "not-run", "not-run"]
+    # the failed job's rows name its log; the row measured from what exists keeps where its number came from
+    assert marked.origin.tolist() == ["failed (log: logs/b.log)", computed, "not run", "not run"]
+    unlogged = {**unfinished, "lu2024-table4": {**unfinished["lu2024-table4"], "log": ""}}
+    assert unfinished_rows(scored, unlogged).origin[0] == "failed"
     assert marked.note[0] == "the job failed in this run: lu2024_resnet18 failed: boom"
     assert marked.note[1] == PART_MEASURED  # measured from the results that exist
     assert marked.note[2] == "not run in this run: r could not run: it needs x, which failed"

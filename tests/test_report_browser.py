@@ -57,6 +57,12 @@ def good_site(tmp_path, monkeypatch):
         ["meterez2024", "meterez2024-fig1", "a", 0.5, 0.5, 0.1, "match", "derived", "quick"],  # no page
     ], columns=["paper", "item", "quantity", "reported", "reproduced", "tolerance", "verdict", "provenance", "preset"])
     board = board.reindex(columns=list(SCOREBOARD_COLUMNS)).assign(reading="default", check="reproduction", weak=False)
+    # origins as long as they come: the pages shorten them, the CSV keeps them whole
+    board["origin"] = ["imported from real-data-cuda-nvidia-h200-2026-12-02 (cuda:NVIDIA H200, 2026-11-30 to "
+                       "2026-12-02, c3fb5af+dirty); computed (cpu:x86_64, 2026-12-01, b5ab422)",
+                       "stale, imported from an-older-bundle-2026-11-01 (cpu:x86_64, 2026-11-01, 1a2b3c4)",
+                       "not run", "failed (log: results/quick/logs/lu2024/lu2024_apptable3/a-very-long-name.log)",
+                       "computed (cpu:x86_64, 2026-12-01, b5ab422)"]
     papers = [{"slug": "lu2024", "title": "t", "html": "lu2024.html"},
               {"slug": "meterez2024", "title": "t", "html": "meterez2024.html"}]
     build_index(report, write_scoreboard(board, tmp_path / "scoreboard.csv"), papers, {"a": 1}, [],
@@ -201,17 +207,19 @@ def test_missing_browser_raises_with_install_hint(tmp_path, monkeypatch):
 
 @pytest.mark.browser
 @requires_browser
-def test_scoreboard_filters_by_reading_and_weak(tmp_path):
+def test_scoreboard_filters_by_reading_weak_and_origin(tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from isonorm.report.scoreboard_page import READING_FILTER, ROW_COUNT, WEAK_FILTER, scoreboard_page
+    from isonorm.report.scoreboard_page import ORIGIN_FILTER, READING_FILTER, ROW_COUNT, WEAK_FILTER, scoreboard_page
 
+    imported = "imported from real-data-cpu-2026-12-02 (cpu:x86_64, 2026-12-02, c3fb5af)"
     board = pd.DataFrame({
         "paper": ["lu2024"] * 4, "item": ["lu2024-fig2"] * 4, "quantity": ["a", "a_offset", "a_d300", "b"],
         "reported": [1.0] * 4, "reproduced": [1.0, 1.1, 1.0, 1.6], "tolerance": [0.1, 0.1, 0.1, 0.9],
         "verdict": ["match", "match", "fitted", "match"], "reading": ["default", "alternative", "fitted", "default"],
         "weak": [False, False, False, True], "basis_detail": [""] * 4,
+        "origin": ["computed (cpu:x86_64, 2026-12-01, b5ab422)", imported, imported, "computed"],
     }).reindex(columns=list(SCOREBOARD_COLUMNS))
     page = tmp_path / "scoreboard.html"
     page.write_text(scoreboard_page(board, {}, "t", "", "scoreboard.csv"))
@@ -227,3 +235,8 @@ def test_scoreboard_filters_by_reading_and_weak(tmp_path):
         Select(driver.find_element(By.ID, READING_FILTER)).select_by_value("fitted")
         Select(driver.find_element(By.ID, WEAK_FILTER)).select_by_value("")
         assert driver.execute_script(shown) == ["lu2024-fig2 a_d300"]
+        Select(driver.find_element(By.ID, READING_FILTER)).select_by_value("")
+        Select(driver.find_element(By.ID, ORIGIN_FILTER)).select_by_value("imported")
+        assert driver.execute_script(shown) == ["lu2024-fig2 a_offset", "lu2024-fig2 a_d300"]
+        Select(driver.find_element(By.ID, ORIGIN_FILTER)).select_by_value("computed")
+        assert driver.execute_script(shown) == ["lu2024-fig2 a", "lu2024-fig2 b"]

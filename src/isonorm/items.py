@@ -346,8 +346,9 @@ def output_pattern(slug: str, items: Sequence[Item], section: Mapping[str, Any],
 
 def unfinished_items(items: Iterable[Item], results: Mapping[str, Iterable[str]],
                      causes: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
-    """{item id: {state, cause}} of the items this run did not finish: a results file they read (``results``: result
-    key -> files, readings included) is missing, with its cause (``causes``: isonorm.run_status.missing_causes). The
+    """{item id: {state, cause, log}} of the items this run did not finish: a results file they read (``results``:
+    result key -> files, readings included) is missing, with its cause and the log of the job that did not make it
+    (``causes``: isonorm.run_status.missing_causes; "" without one: a job that never ran). The
     state is the worst of the item's files, in the order of :data:`UNFINISHED_STATES`: ``failed`` when a job of its
     own failed (its measurement failed: its rows say ``failed``), ``blocked`` when an input could not be made (a
     download failed: its rows are ``not-run``, with that root cause), ``not started`` when the run stopped before."""
@@ -359,5 +360,5 @@ def unfinished_items(items: Iterable[Item], results: Mapping[str, Iterable[str]]
             for why in (causes[f] for f in files if causes.get(f, {}).get("state") in UNFINISHED_STATES):
                 known = unfinished.get(item.id)
                 if known is None or UNFINISHED_STATES.index(why["state"]) < UNFINISHED_STATES.index(known["state"]):
-                    unfinished[item.id] = {"state": why["state"], "cause": why["cause"]}
+                    unfinished[item.id] = {"state": why["state"], "cause": why["cause"], "log": why.get("log") or ""}
     return unfinished

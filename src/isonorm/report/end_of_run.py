@@ -74,11 +74,14 @@ def report_what_exists(
     not_run: Callable[[str], Mapping[str, Mapping[str, Any]]],
     summary: Sequence[str],
     unfinished: Callable[[str], Mapping[str, Mapping[str, str]]] = lambda slug: {},
+    origins: Callable[[str], Mapping[str, str]] = lambda slug: {},
 ) -> list[str]:
     """Every paper page, the scoreboard and the index from the results that exist; returns one line per report step
     that failed (each page that failed is replaced by one saying why). ``planned(slug)``: the paper's results by key
     that the run planned; ``claims``: its claims functions; ``not_run(slug)``: {file: why} of its absent files;
-    ``unfinished(slug)``: {item id: {state, cause}} of its items this run did not finish (their rows say why)."""
+    ``unfinished(slug)``: {item id: {state, cause, log}} of its items this run did not finish (their rows say why);
+    ``origins(slug)``: {item id: where its numbers come from} (rules/common.smk ``item_origins``, over
+    isonorm.bundles, which this layer does not import: the workflow passes it), the scored rows' ``origin``."""
     results_root, report_root, logs_root = Path(results_root), Path(report_root), Path(logs_root)
     problems: list[str] = []
     scored_files = []
@@ -95,7 +98,8 @@ def report_what_exists(
             log.exception("claims of %s from the results that exist", slug)
             problems.append(f"claims of {slug} could not be measured: {one_line(err)}")
         try:  # without claims, every reference of the paper is not-run
-            verdict_stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, unfinished(slug))
+            verdict_stages.paper_scored(reference_file(slug), measured, config["preset"], scored_file, unfinished(slug),
+                                        origins=origins(slug))
             scored_files.append(scored_file)
         except Exception as err:  # noqa: BLE001 - as above; the page shows no reference tables
             log.exception("scoring of %s", slug)

@@ -65,6 +65,8 @@ table.sortable td.number { text-align: right; font-variant-numeric: tabular-nums
 table.sortable { font-size: 0.8em; line-height: 1.2; }
 table.sortable td { white-space: nowrap; padding: 0.1em 0.4em; }
 table.sortable td.note details[open] { white-space: normal; min-width: 24em; }
+/* an origin cell shows its kind and bundle, its whole text on hover (scoreboard_page.origin_label) */
+table.sortable td.origin { max-width: 16em; overflow: hidden; text-overflow: ellipsis; }
 """
 
 # For items, tables and badges, wherever they are shown.
@@ -85,6 +87,7 @@ figure.item img { width: 100%; max-width: 56em; height: auto; }
 figcaption .item-id { font-family: monospace; font-weight: bold; margin-right: 0.5em; }
 .deviations { color: #8a4b00; }
 .computed-by { color: #555; font-family: monospace; font-size: 0.85em; }
+p.origin { color: #555; font-size: 0.85em; margin: 0.2em 0; overflow-wrap: anywhere; }
 .preset-badge { background: #ffcc00; color: #000; border-radius: 0.3em; padding: 0 0.4em; font-size: 0.85em; }
 .preset-banner { background: #fff3cd; border: 1px solid #ffcc00; padding: 0.5em 1em; }
 section.not-reproducible { border-left: 4px solid #999; padding-left: 1em; color: #444; }
@@ -197,14 +200,28 @@ def _verdict_text(row: object) -> str:
     return str(row.verdict) + (f" ({', '.join(marks)})" if marks else "")
 
 
+def origin_summary(origins: pd.Series) -> str:
+    """Where an item's reproduced numbers come from, in one line: each distinct origin text of its rows (the
+    scoreboard's ``origin``), with its count of rows when they differ: "computed (cpu:x86_64, 2026-12-01, b5ab422)",
+    "computed (…) (3 rows) · not run (2 rows)"."""
+    texts = [t if isinstance(t, str) and t else "origin unknown" for t in origins]
+    counts = {t: texts.count(t) for t in dict.fromkeys(texts)}
+    if len(counts) == 1:
+        return next(iter(counts))
+    return " · ".join(f"{t} ({n} row{'s' if n > 1 else ''})" for t, n in counts.items())
+
+
 def reference_table(scored: pd.DataFrame) -> str:
-    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``: one compact row per
-    quantity (what it is, the paper's value with its rule, this run's value with its seed spread, the verdict
-    with its marks), then its notes folded under it: where each value comes from, the tolerance's basis, the
-    reading and the note (docs/decisions/README.md, "Verdicts"). Notes never go into the caption."""
+    """The "reported vs reproduced" table of one item, from rows of ``scoreboard.score``: a line saying where this
+    run's numbers come from (:func:`origin_summary`: computed here or imported from a bundle, with device, date and
+    commit), one compact row per quantity (what it is, the paper's value with its rule, this run's value with its
+    seed spread, the verdict with its marks), then its notes folded under it: where each reported value comes from,
+    the tolerance's basis, the reading, the row's origin and the note (docs/decisions/README.md, "Verdicts"). Notes
+    never go into the caption."""
     if scored.empty:
         return ""
     scored = beside_defaults(scored)
+    origins = scored["origin"] if "origin" in scored else pd.Series("", index=scored.index)
     rows = []
     for row in scored.itertuples():
         description = row.description if isinstance(row.description, str) else ""
@@ -222,8 +239,11 @@ def reference_table(scored: pd.DataFrame) -> str:
         "basis": scored["basis"].fillna(""),
         "reading": scored["reading"].fillna(""),
         "source": scored["source"].fillna(""),
+        "origin": origins.fillna(""),
         "note": scored["note"].fillna(""),
     })
     folded = (f'<details class="notes"><summary>Notes and sources ({len(notes)})</summary>'
               f"{frame_table(notes)}</details>")
-    return '<div class="reference"><p class="reference-title">Reported vs reproduced</p>' + table + folded + "</div>"
+    origin = f'<p class="origin">Where these numbers come from: {escape(origin_summary(origins))}</p>'
+    return ('<div class="reference"><p class="reference-title">Reported vs reproduced</p>' + origin + table + folded
+            + "</div>")

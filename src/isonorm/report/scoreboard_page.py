@@ -2,7 +2,9 @@
 
 The full table is in the HTML, so the page reads without JavaScript; a small inline script (no library, no
 external asset) adds sorting by column header, filters by verdict, paper, reading (default, alternative, fitted),
-weak mark and text, and a live row count (docs/decisions/README.md, "Verdicts").
+weak mark, origin (computed here, imported from a bundle, stale, failed, not run) and text, and a live row count
+(docs/decisions/README.md, "Verdicts"). An origin cell shows its kind and bundle; its whole text (device, date,
+commit; a failed job's log) is the cell's tooltip and the CSV's.
 The browser check (``browser_check``) drives the filters through these element ids.
 """
 
@@ -16,19 +18,21 @@ import pandas as pd
 from ..verdicts.comparison import COMPARE_RULES, VERDICTS, WEAK_MEANING, marked_weak
 from .markup import escape, format_number, smoke_states, style_block, verdict_cell
 from ..verdicts.references import READINGS
-from ..verdicts.scoreboard import is_smoke
+from ..verdicts.scoreboard import (ORIGIN_FAILED, ORIGIN_IMPORTED, ORIGIN_KINDS, ORIGIN_STALE, is_smoke,
+                                   origin_bundles, origin_kind)
 
 # The scoreboard's columns but the preset (the page says it once) and basis_detail (the basis's words, shown as
 # its cell's tooltip).
 # The verdict comes right after the row's name, so that it shows on a narrow screen before the table scrolls; the
 # paper, which the item id names too, comes last.
 COLUMNS = ("item", "quantity", "verdict", "reported", "reproduced", "spread", "compare", "tolerance", "weak",
-           "within", "reading", "check", "basis", "provenance", "note", "paper")
+           "within", "reading", "check", "basis", "provenance", "origin", "note", "paper")
 RULES = "; ".join(f"{name}: {rule}" for name, rule in COMPARE_RULES.items())
 NUMERIC = ("reported", "reproduced", "spread", "tolerance")
 # Element ids the script and the browser check rely on.
-TABLE_ID, VERDICT_FILTER, PAPER_FILTER, READING_FILTER, WEAK_FILTER, TEXT_FILTER, ROW_COUNT = (
-    "scoreboard-table", "filter-verdict", "filter-paper", "filter-reading", "filter-weak", "filter-text", "row-count")
+TABLE_ID, VERDICT_FILTER, PAPER_FILTER, READING_FILTER, WEAK_FILTER, ORIGIN_FILTER, TEXT_FILTER, ROW_COUNT = (
+    "scoreboard-table", "filter-verdict", "filter-paper", "filter-reading", "filter-weak", "filter-origin",
+    "filter-text", "row-count")
 
 SCRIPT = """
 (function () {
@@ -37,14 +41,14 @@ SCRIPT = """
   var form = document.getElementById('filters'), count = document.getElementById('%(count)s');
   var verdict = document.getElementById('%(verdict)s'), paper = document.getElementById('%(paper)s');
   var text = document.getElementById('%(text)s'), reading = document.getElementById('%(reading)s');
-  var weak = document.getElementById('%(weak)s');
+  var weak = document.getElementById('%(weak)s'), origin = document.getElementById('%(origin)s');
   function apply() {
     var v = verdict.value, p = paper.value, t = text.value.trim().toLowerCase(), shown = 0;
-    var r = reading.value, w = weak.value;
+    var r = reading.value, w = weak.value, o = origin.value;
     rows.forEach(function (row) {
       var keep = (!v || row.dataset.verdict === v) && (!p || row.dataset.paper === p)
         && (!r || row.dataset.reading === r) && (!w || row.dataset.weak === w)
-        && (!t || row.dataset.text.indexOf(t) !== -1);
+        && (!o || row.dataset.origin === o) && (!t || row.dataset.text.indexOf(t) !== -1);
       row.hidden = !keep;
       if (keep) { shown += 1; }
     });
@@ -88,12 +92,27 @@ SCRIPT = """
   apply();
 })();
 """ % {"table": TABLE_ID, "count": ROW_COUNT, "verdict": VERDICT_FILTER, "paper": PAPER_FILTER, "text": TEXT_FILTER,
-       "reading": READING_FILTER, "weak": WEAK_FILTER}
+       "reading": READING_FILTER, "weak": WEAK_FILTER, "origin": ORIGIN_FILTER}
+
+
+def origin_label(text: object) -> str:
+    """An origin in a few words, for a table cell: its kind, with the bundle of an imported or stale one
+    (``imported: real-data-cpu-2026-12-02``), ``failed (log)`` where a failed job's log is named; the whole text is
+    the tooltip."""
+    kind = origin_kind(text)
+    if kind in (ORIGIN_IMPORTED, ORIGIN_STALE) and origin_bundles(text):
+        return f"{kind}: {', '.join(origin_bundles(text))}"
+    if kind == ORIGIN_FAILED and isinstance(text, str) and "log:" in text:
+        return f"{kind} (log)"
+    return kind
 
 
 def _cell(column: str, value: object, item_links: Mapping[str, str], detail: object = "") -> str:
     if column == "verdict":
         return verdict_cell(value)
+    if column == "origin":
+        text = value if isinstance(value, str) else ""
+        return f'<td class="origin" title="{escape(text)}">{escape(origin_label(text))}</td>'
     if column == "note":  # folded: a row stays one line high, so a screen holds many (the note opens on a click)
         text = "" if not isinstance(value, str) else value
         return f'<td class="note"><details><summary>note</summary>{escape(text)}</details></td>' if text else "<td></td>"
@@ -118,7 +137,7 @@ def _rows(scoreboard: pd.DataFrame, item_links: Mapping[str, str]) -> str:
         reading = row.reading if isinstance(row.reading, str) else ""
         rows.append(f'<tr data-verdict="{escape(row.verdict)}" data-paper="{escape(row.paper)}" '
                     f'data-reading="{escape(reading)}" data-weak="{"yes" if marked_weak(row.weak) else "no"}" '
-                    f'data-text="{escape(text)}">{cells}</tr>')
+                    f'data-origin="{escape(origin_kind(row.origin))}" data-text="{escape(text)}">{cells}</tr>')
     return "".join(rows)
 
 
@@ -138,8 +157,9 @@ def _how_to_read(scoreboard: pd.DataFrame, csv_path: str) -> str:
     return (intro + "A row matches when the reproduced value x, with its seed spread s, meets its rule "
             f"<code>compare</code> with the reported value r and the tolerance t ({escape(RULES)}). Only "
             "<em>default</em> readings of a <em>reproduction</em> count in the index's headline; a row is "
-            f"<em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes from; open a "
-            "note for why a row reads as it does. " + sorting)
+            f"<em>weak</em> when {escape(WEAK_MEANING)}. Hover a basis for where its tolerance comes from, an "
+            "origin for where the number was computed (device, date, commit); open a note for why a row reads as "
+            "it does. " + sorting)
 
 
 def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], title: str, made_with: str,
@@ -154,7 +174,8 @@ def scoreboard_page(scoreboard: pd.DataFrame, item_links: Mapping[str, str], tit
     filters = (
         f'<form id="filters" class="filters" hidden>{_options("Verdict", VERDICT_FILTER, list(VERDICTS))}'
         f'{_options("Paper", PAPER_FILTER, papers)}{_options("Reading", READING_FILTER, list(READINGS))}'
-        f'{_options("Weak", WEAK_FILTER, ["yes", "no"])}<label>Item or quantity contains '
+        f'{_options("Weak", WEAK_FILTER, ["yes", "no"])}{_options("Origin", ORIGIN_FILTER, list(ORIGIN_KINDS))}'
+        f'<label>Item or quantity contains '
         f'<input id="{TEXT_FILTER}" type="search" size="24"></label></form>'
     )
     return f"""<!DOCTYPE html>

@@ -1,9 +1,9 @@
 """The report's index and scoreboard pages (architecture §1, §3, §7).
 
-``report/index.html`` answers "how much of each paper reproduces, and which items fail" at a glance: a
-verdict figure (inline SVG), the item grid, the papers with their counts, match rates by provenance, then
-runtime per rule and provenance. ``report/scoreboard.html`` holds the whole scoreboard, sortable and
-filterable. Both are static and self-contained (inline CSS and SVG; the scoreboard page's small script is
+``report/index.html`` answers "how much of each paper reproduces, and which items fail" at a glance: the
+headline with where its numbers come from (computed here, imported from a bundle), a verdict figure (inline SVG),
+the item grid, the papers with their counts, match rates by provenance, then runtime per rule and provenance.
+``report/scoreboard.html`` holds the whole scoreboard, sortable and filterable. Both are static and self-contained (inline CSS and SVG; the scoreboard page's small script is
 inline too) so that they open offline and from a cluster's file system. Links go only to pages and item ids
 that exist, so the index never has a broken link while papers are still being reproduced.
 """
@@ -23,8 +23,8 @@ from .benchmarks import read_benchmarks, runtime_per_rule
 from ..verdicts.comparison import WEAK_MEANING
 from .item_grid import grid_html, item_tiles, linked_items
 from .markup import PAPER_PRESET, escape, frame_table, style_block, with_code
-from ..verdicts.scoreboard import (apart_counts, headline, is_smoke, match_rates, read_scoreboard, summarize_scoreboard,
-                         verdict_columns)
+from ..verdicts.scoreboard import (apart_counts, headline, is_smoke, match_rates, origin_line, read_scoreboard,
+                                   summarize_scoreboard, verdict_columns)
 from .scoreboard_page import scoreboard_page
 from .verdict_figure import verdict_figure
 
@@ -203,6 +203,8 @@ code or data. Column <code>provenance</code> of the scoreboard.</p>
 {rates_link}<a href="scoreboard.html">scoreboard ({rows} rows)</a> ·
 <a href="#runtime">runtime</a> · <a href="#provenance">provenance</a></nav>
 <p id="headline" class="headline"><strong>{escape(headline(scoreboard))}</strong></p>
+<p id="origins" class="note">{escape(origin_line(scoreboard))} (the rows the headline counts; column
+<code>origin</code> of the scoreboard: device, date and commit of each).</p>
 <p class="note">{escape(note)}</p>
 {_run_section(run_summary)}<section id="verdicts"><h2>{"Quantities" if smoke else "Verdicts"} per paper</h2>{verdict_figure(scoreboard, [p["slug"] for p in papers])}</section>
 <section id="items"><h2>Items</h2>

@@ -7,7 +7,9 @@ whether the row counts in the headline; ``weak`` marks a tolerance too wide to t
 reading exists, or why a row failed, is undecided or did not run; ``same_as`` names the row a repeated reported
 value is counted under (docs/decisions/README.md, "Verdicts"). A reference whose item
 produced no claim at all is ``not-run``; one whose item ran but whose value is missing, NaN or infinite is
-``failed``; a reproduced quantity that no reference lists is ``no-reference``.
+``failed``; a reproduced quantity that no reference lists is ``no-reference``. ``origin`` says where a row's
+number came from (:func:`row_origins`, :func:`origin_kind`): computed here or imported from a bundle, with device,
+date and commit; ``failed (log: …)`` for a row whose job failed; ``not run`` for a row nothing measured.
 
 Each paper is scored once, by its claims job: ``results/<slug>/scored.csv`` (:func:`score_files`, columns
 ``SCORED_COLUMNS``) holds its rows, which its page shows under each item and :func:`scoreboard_of` puts together
@@ -35,7 +37,7 @@ from .references import PROVENANCES, load_all_references
 
 SCOREBOARD_COLUMNS = ("paper", "item", "quantity", "reported", "reproduced", "spread", "compare", "tolerance",
                       "basis", "basis_detail", "reading", "check", "same_as", "weak", "verdict", "within", "provenance",
-                      "note", "preset")
+                      "note", "preset", "origin")
 # A paper's scored rows (``scored.csv``): the scoreboard's columns, and for its page's tables what each quantity is
 # and where its reported value comes from.
 SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
@@ -43,6 +45,49 @@ SCORED_COLUMNS = (*SCOREBOARD_COLUMNS, "description", "source")
 NUMBER_COLUMNS = ("reported", "reproduced", "spread", "tolerance")
 # The note of a row measured at the end of a run in which another job of its item did not finish (unfinished_rows).
 PART_MEASURED = "measured from the part of this item's results that exists: a job it needs did not finish in this run"
+
+# Where a row's number came from, the ``origin`` column (:func:`row_origins`). A measured row (any verdict but
+# not-run, not-produced and a failed job's) holds its item's origin text as isonorm.bundles.ledger.item_origins gives
+# it: "computed (cpu:x86_64, 2026-12-01, b5ab422)", "imported from <bundle> (…)", "stale, imported from <bundle> (…)",
+# several parts joined with "; " (imported parts first); ``computed`` where the item has none (unit tests,
+# notebook-only items). A row nothing measured is ``not run``; a row whose job failed ``failed (log: <path>)``.
+# Its kind, one of ORIGIN_KINDS, is :func:`origin_kind`'s.
+ORIGIN_COMPUTED, ORIGIN_IMPORTED, ORIGIN_STALE, ORIGIN_FAILED, ORIGIN_NOT_RUN, ORIGIN_UNKNOWN = (
+    "computed", "imported", "stale", "failed", "not run", "unknown")
+ORIGIN_KINDS = (ORIGIN_COMPUTED, ORIGIN_IMPORTED, ORIGIN_STALE, ORIGIN_FAILED, ORIGIN_NOT_RUN, ORIGIN_UNKNOWN)
+# The origin of each row of a scored file written before the column existed (:func:`read_scored`).
+UNKNOWN_ORIGIN = "origin unknown (scored before the scored rows said where their numbers came from)"
+ORIGIN_SEPARATOR = "; "
+_BUNDLE = re.compile(r"imported from (\S+) \(")
+
+
+def origin_kind(text: object) -> str:
+    """The kind (``ORIGIN_KINDS``) of an origin text. A text of several parts (files of one item with different
+    origins): ``stale`` when any part is, else ``imported`` when any part is (a number made in part from another
+    checkout's files is not this checkout's own), else the first part's kind; ``unknown`` for an empty text or any
+    other (:data:`UNKNOWN_ORIGIN`)."""
+    parts = [p.strip() for p in str(text).split(ORIGIN_SEPARATOR)] if isinstance(text, str) else []
+    parts = [p for p in parts if p]
+    if not parts:
+        return ORIGIN_UNKNOWN
+    if any(p.startswith("stale") for p in parts):
+        return ORIGIN_STALE
+    if any(p.startswith("imported") for p in parts):
+        return ORIGIN_IMPORTED
+    for kind in (ORIGIN_COMPUTED, ORIGIN_FAILED, ORIGIN_NOT_RUN):
+        if parts[0] == kind or parts[0].startswith(f"{kind} "):
+            return kind
+    return ORIGIN_UNKNOWN
+
+
+def origin_bundles(text: object) -> list[str]:
+    """The bundles an origin text names (its ``imported from <bundle>`` parts, stale ones too), in order."""
+    return list(dict.fromkeys(_BUNDLE.findall(text))) if isinstance(text, str) else []
+
+
+def failed_origin(log_path: object) -> str:
+    """The origin of a row whose job failed: ``failed (log: <path>)``, ``failed`` without a log."""
+    return f"{ORIGIN_FAILED} (log: {log_path})" if isinstance(log_path, str) and log_path else ORIGIN_FAILED
 
 
 def read_all_claims(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -146,8 +191,20 @@ def _within(merged: pd.DataFrame) -> list[str]:
             for r in merged.itertuples()]
 
 
-def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -> pd.DataFrame:
-    """References joined with claims on (item, quantity), with a ``verdict`` and a ``weak`` mark per row.
+def row_origins(items: Iterable[str], verdicts: Iterable[str], origins: Mapping[str, str] | None) -> list[str]:
+    """Each row's ``origin``: ``not run`` for a row nothing measured (not-run, a smoke run's not-produced), else its
+    item's text in ``origins`` ({item id: origin text}, isonorm.bundles.ledger.item_origins), ``computed`` where the
+    item has none. A row failed for a NaN or missing value keeps its item's origin: the number came from those files.
+    A failed job's rows get theirs from :func:`unfinished_rows`."""
+    origins = origins or {}
+    return [ORIGIN_NOT_RUN if verdict in (NOT_RUN, NOT_PRODUCED) else origins.get(item) or ORIGIN_COMPUTED
+            for item, verdict in zip(items, verdicts)]
+
+
+def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False,
+          origins: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """References joined with claims on (item, quantity), with a ``verdict``, a ``weak`` mark and an ``origin``
+    (:func:`row_origins`, from ``origins``: {item id: origin text}) per row.
 
     Keeps the reference columns (``compare``, ``kind``, ``provenance``, ``description``, ``source``, ``reading``,
     ``basis``...) and the claim's ``note`` so that the per-item tables in the paper pages can show them. Rows
@@ -182,27 +239,31 @@ def score(references: pd.DataFrame, claims: pd.DataFrame, smoke: bool = False) -
     borrowed = ["a single run: its spread is the widest its item's runs show, relative to the value"
                 if b else "" for b in merged["borrowed"]]
     merged["note"] = ["; ".join(filter(None, (j.reason, b, n))) for j, b, n in zip(judgements, borrowed, note)]
+    merged["origin"] = row_origins(merged["item"], merged["verdict"], origins)
     return merged
 
 
 def score_files(
-    reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str
+    reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str,
+    origins: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The references of ``reference_files`` scored against the claims files that exist (``SCORED_COLUMNS``), for
     the run made with ``preset``: compared to the paper for the paper configuration (its data-free subset
-    included), a smoke run's rows for any other preset."""
+    included), a smoke run's rows for any other preset. ``origins``: {item id: where its numbers come from}
+    (isonorm.bundles.ledger.item_origins), the rows' ``origin`` (:func:`row_origins`)."""
     scored = score(load_all_references(reference_files), read_all_claims(claims_files),
-                   smoke=preset != PAPER_PRESET)
+                   smoke=preset != PAPER_PRESET, origins=origins)
     scored["preset"] = preset
     return _texts_filled(scored.loc[:, list(SCORED_COLUMNS)])
 
 
 def build_scoreboard(
-    reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str
+    reference_files: Iterable[str | Path], claims_files: Iterable[str | Path], preset: str,
+    origins: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The scoreboard table (``SCOREBOARD_COLUMNS``) of ``reference_files`` and ``claims_files`` scored together
     (:func:`score_files`)."""
-    return score_files(reference_files, claims_files, preset).loc[:, list(SCOREBOARD_COLUMNS)]
+    return score_files(reference_files, claims_files, preset, origins).loc[:, list(SCOREBOARD_COLUMNS)]
 
 
 def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -218,7 +279,7 @@ def scoreboard_of(scored: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 
 # Free-text columns: empty, never missing (a CSV reads an empty cell back as missing).
-TEXT_COLUMNS = ("basis_detail", "same_as", "within", "note")
+TEXT_COLUMNS = ("basis_detail", "same_as", "within", "note", "origin")
 
 
 def _texts_filled(frame: pd.DataFrame) -> pd.DataFrame:
@@ -232,8 +293,9 @@ def write_scoreboard(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def unfinished_rows(frame: pd.DataFrame, unfinished: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
     """``frame`` with the unmeasured rows (``not-run``; a smoke run's ``not-produced``) of each item in
-    ``unfinished`` ({item id: {state, cause}}, isonorm.items.unfinished_items) saying why. A job of the item failed:
-    the rows turn ``failed`` (a failed measurement is a failure, docs/decisions/README.md, "Verdicts"). Its input
+    ``unfinished`` ({item id: {state, cause, log}}, isonorm.items.unfinished_items) saying why. A job of the item
+    failed: the rows turn ``failed`` (a failed measurement is a failure, docs/decisions/README.md, "Verdicts"), their
+    origin ``failed (log: <the job's log>)`` (:func:`failed_origin`). Its input
     could not be made, or the run stopped before its job: the rows stay ``not-run``, the root cause in the note (the
     item was not measured; what failed was another job, counted once as that job's failure). Rows measured from the
     item's other results keep their verdict, and their note says so: a relation over the item's data sets then
@@ -245,8 +307,10 @@ def unfinished_rows(frame: pd.DataFrame, unfinished: Mapping[str, Mapping[str, s
         why = unfinished[frame.at[index, "item"]]
         if why["state"] == "failed":
             frame.at[index, "verdict"], frame.at[index, "note"] = FAILED, f"the job failed in this run: {why['cause']}"
+            frame.at[index, "origin"] = failed_origin(why.get("log"))
         else:
             frame.at[index, "verdict"], frame.at[index, "note"] = NOT_RUN, f"not run in this run: {why['cause']}"
+            frame.at[index, "origin"] = ORIGIN_NOT_RUN
     measured = of_unfinished & ~rows
     frame.loc[measured, "note"] = [f"{note}; {PART_MEASURED}" if note else PART_MEASURED
                                    for note in frame.loc[measured, "note"].fillna("")]
@@ -260,22 +324,31 @@ def write_scored(frame: pd.DataFrame, path: str | Path) -> Path:
 
 def read_scored(path: str | Path) -> pd.DataFrame:
     """A paper's scored rows as :func:`score_files` made them: text columns as text, numbers as written (pandas
-    writes and reads a float to the bit), so the scoreboard built from them is the one a single scoring gives."""
+    writes and reads a float to the bit), so the scoreboard built from them is the one a single scoring gives.
+
+    A file written before the ``origin`` column (an older run's) still reads: each of its rows' origin is
+    :data:`UNKNOWN_ORIGIN` (kind ``unknown``), which the pages show as such; scoring again (the paper_claims job,
+    which reruns for its new ``origins`` parameter) fills it. Any other missing column is an error."""
     return _read_csv(path, SCORED_COLUMNS, "scored rows", "the paper_claims rule writes them",
                      dtype={c: str for c in SCORED_COLUMNS if c not in (*NUMBER_COLUMNS, "weak")})
 
 
 def read_scoreboard(path: str | Path) -> pd.DataFrame:
+    """The scoreboard CSV (``SCOREBOARD_COLUMNS``); one from before the ``origin`` column reads as
+    :func:`read_scored` says."""
     return _read_csv(path, SCOREBOARD_COLUMNS, "scoreboard", "build it first (report.write_scoreboard)")
 
 
 def _read_csv(path: str | Path, columns: Iterable[str], what: str, made_by: str, **options: Any) -> pd.DataFrame:
-    """A CSV this module wrote, its empty cells missing (text columns then filled with "")."""
+    """A CSV this module wrote, its empty cells missing (text columns then filled with ""); without an ``origin``
+    column (written before it existed), its rows' origin unknown."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} not found; {made_by}")
     frame = pd.read_csv(path, keep_default_na=False, na_values=[""], **options)
     missing = [c for c in columns if c not in frame.columns]
+    if missing == ["origin"]:  # an older run's file: whole but for the origin, which it did not record
+        frame["origin"], missing = UNKNOWN_ORIGIN, []
     if missing:
         raise ValueError(f"{path}: not a whole {what} file, missing column(s) {missing}")
     return _texts_filled(frame)
@@ -381,6 +454,38 @@ def headline(frame: pd.DataFrame) -> str:
             f"{counts[INCONCLUSIVE]} inconclusive; "
             f"alternatives {apart['alternatives_match']}/{apart['alternatives']}; "
             f"consistency {apart['consistency_hold']}/{apart['consistency']}; fitted {apart['fitted']}")
+
+
+def origin_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose origins the index counts: the headline's (:func:`headline_rows`; a smoke run's every counted
+    row, as its headline counts them)."""
+    return counted_rows(frame) if is_smoke(frame) else headline_rows(frame)
+
+
+def origin_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """{origin kind: rows} over :func:`origin_rows`, every kind of ``ORIGIN_KINDS`` in its order."""
+    kinds = [origin_kind(text) for text in _column(origin_rows(frame), "origin")]
+    return {kind: kinds.count(kind) for kind in ORIGIN_KINDS}
+
+
+def origin_line(frame: pd.DataFrame) -> str:
+    """The index's line under the headline: "Where the numbers come from: 120 computed here, 40 imported (bundle
+    real-data-cpu-2026-12-02), 3 failed, 458 not run", over the rows the headline counts (:func:`origin_rows`); a
+    kind no row has is left out, and the imported and stale kinds name their bundles."""
+    rows = origin_rows(frame)
+    texts = list(_column(rows, "origin"))
+    kinds = [origin_kind(text) for text in texts]
+    words = {ORIGIN_COMPUTED: "computed here", ORIGIN_IMPORTED: "imported", ORIGIN_STALE: "imported stale",
+             ORIGIN_FAILED: "failed", ORIGIN_NOT_RUN: "not run", ORIGIN_UNKNOWN: "of unknown origin"}
+    parts = []
+    for kind in ORIGIN_KINDS:
+        count = kinds.count(kind)
+        if not count:
+            continue
+        bundles = list(dict.fromkeys(b for t, k in zip(texts, kinds) if k == kind for b in origin_bundles(t)))
+        named = f" (bundle{'s' if len(bundles) > 1 else ''} {', '.join(bundles)})" if bundles else ""
+        parts.append(f"{count} {words[kind]}{named}")
+    return "Where the numbers come from: " + (", ".join(parts) if parts else "no rows yet")
 
 
 # The note unfinished_rows gives a row whose item could not run because an input of it was not made (a failed

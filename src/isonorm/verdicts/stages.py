@@ -18,11 +18,13 @@ log = logging.getLogger("isonorm")
 
 
 def paper_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
-                 config: Mapping[str, Any], output: str | Path, reference: str | Path, scored: str | Path) -> None:
+                 config: Mapping[str, Any], output: str | Path, reference: str | Path, scored: str | Path,
+                 origins: Mapping[str, str] | None = None) -> None:
     """The paper_claims rule: the paper's claims measured (:func:`measure_claims`, ``output``), then scored against
-    its ``reference`` file (:func:`paper_scored`, ``scored``)."""
+    its ``reference`` file (:func:`paper_scored`, ``scored``), each row saying where its number came from
+    (``origins``: {item id: origin text}, rules/common.smk ``item_origins``)."""
     measure_claims(slug, claim_functions, results, config, output)
-    paper_scored(reference, [output], config["preset"], scored)
+    paper_scored(reference, [output], config["preset"], scored, origins=origins)
 
 
 def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[str, Sequence[str]],
@@ -39,15 +41,17 @@ def measure_claims(slug: str, claim_functions: Sequence[str], results: Mapping[s
 
 
 def paper_scored(reference: str | Path, claims: Sequence[str | Path], preset: str, output: str | Path,
-                 unfinished: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 unfinished: Mapping[str, Mapping[str, str]] | None = None,
+                 origins: Mapping[str, str] | None = None) -> None:
     """``<RESULTS>/<slug>/scored.csv``: the paper's ``reference`` values scored against its ``claims`` files (none,
     or none that exists: every reference ``not-run``), as the scoreboard scores them (:func:`.scoreboard.score_files`,
-    a smoke run's rows for a preset other than the paper's). ``unfinished``: {item id: {state, cause}} of the items
-    this run did not finish (the end of a run that could not finish); their unmeasured rows say why
-    (:func:`.scoreboard.unfinished_rows`)."""
+    a smoke run's rows for a preset other than the paper's). ``unfinished``: {item id: {state, cause, log}} of the
+    items this run did not finish (the end of a run that could not finish); their unmeasured rows say why
+    (:func:`.scoreboard.unfinished_rows`). ``origins``: {item id: where its numbers come from}
+    (isonorm.bundles.ledger.item_origins), the rows' ``origin`` column (:func:`.scoreboard.row_origins`)."""
     from .scoreboard import score_files, unfinished_rows, write_scored
 
-    write_scored(unfinished_rows(score_files([reference], claims, preset), unfinished or {}), output)
+    write_scored(unfinished_rows(score_files([reference], claims, preset, origins), unfinished or {}), output)
 
 
 def scoreboard(scored: Sequence[str | Path], output: str | Path) -> None:
