@@ -304,13 +304,11 @@ def planned_results(slug):
 
 def item_origins(slug):
     """{item id: where its numbers come from} (isonorm.bundles.ledger: imported from a bundle, or computed here, with
-    device, date and commit) over the results files of the paper's items that exist: the scored rows' `origin`."""
-    from isonorm.bundles.ledger import item_origins as origins_of
+    device, date and commit) over the results files of the paper's items that exist: the scored rows' `origin`, for
+    the end of a run that could not finish (the claims job reads them itself, once its results exist)."""
+    from isonorm.bundles.ledger import paper_origins
 
-    planned = planned_results(slug)
-    files = {item.id: [f for key, paths in planned.items() if key.split(READING, 1)[0] in item.results for f in paths]
-             for item in paper_table(slug)}
-    return origins_of(RESULTS, files)
+    return paper_origins(slug, planned_results(slug), RESULTS)
 
 
 # what the shapes preset measured (docs/cost.md)

@@ -40,8 +40,7 @@ rule paper_claims:
     params:
         results=lambda wc: planned_results(wc.slug),
         claims=lambda wc: PAPER_CLAIMS[wc.slug],  # the claims functions of the paper's items (isonorm.items)
-        # {item id: imported from a bundle, or computed here}: the scored rows' origin (rules/common.smk)
-        origins=lambda wc: item_origins(wc.slug),
+        results_root=RESULTS,  # each row's origin: the ledger of bundles there, or the file's own metadata
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:

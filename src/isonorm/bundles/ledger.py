@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..atomic import write_text_atomically
+from ..items import READING, paper_items
 from ..results import DamagedResultError, read_metadata
 
 LEDGER = "imported.json"
@@ -116,3 +117,11 @@ def item_origins(results_root: str | Path, items: Mapping[str, Iterable[str]]) -
         if origins:
             found[item] = origin_text(origins)
     return found
+
+
+def paper_origins(slug: str, results: Mapping[str, Iterable[str]], results_root: str | Path) -> dict[str, str]:
+    """{item id: origin text} of a paper's items from its results (result key -> files, readings ``<key>--<name>``
+    included, as the claims job gets them): read when the claims job runs, once its results exist."""
+    files = {item.id: [f for key, paths in results.items() if key.split(READING, 1)[0] in item.results for f in paths]
+             for item in paper_items(slug)}
+    return item_origins(results_root, files)
