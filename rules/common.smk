@@ -369,14 +369,14 @@ def bundle_job(path):
     """(rule, code fingerprint, settings fingerprint) of the experiment job of this run that writes ``path``, as its
     rule's params name it (rules/common.smk experiment); None when no job of this run writes it. Snakemake's own
     matching of a path to a rule, its wildcards and its params, as it does when it plans the job."""
-    from snakemake.io import InputFiles
     from isonorm.fingerprints import code_fingerprint, settings_fingerprint
 
     for rule in workflow.rules:
         if rule.output and rule.is_producer(path):
             wildcards = rule.get_wildcards(path)
             output, _ = rule.expand_output(wildcards)
-            params, _ = rule.expand_params(wildcards, InputFiles(), output, None)
+            input, *_ = rule.expand_input(wildcards)
+            params, _ = rule.expand_params(wildcards, input, output, None)
             run = getattr(params, "run", None)
             if not isinstance(run, dict) or "function" not in run:
                 return None
@@ -403,7 +403,26 @@ def place_bundles():
                         dry_run=workflow.dryrun, item_files=item_files)
     for line in imports.lines:
         print(line, file=sys.stderr)
-    return {f"{RESULTS}/{p}" for p in imports.used}
+    used = {f"{RESULTS}/{p}" for p in imports.used}
+    without_inputs(used)
+    return used
+
+
+def without_inputs(imported):
+    """A job whose outputs all came from a bundle needs no input: its rule's inputs (Snakemake's `expand_input`) are
+    none for it, so that a data set fetched for another job of this run (its marker new) does not make Snakemake
+    run it again, nor one it cannot fetch (offline) hold it back. Every other job keeps its inputs."""
+    from snakemake.iocontainers import InputFiles
+
+    for producer in [r for r in workflow.rules if r.output and any(r.is_producer(f) for f in imported)]:
+
+        def inputs(wildcards, groupid=None, _rule=producer, _expand=producer.expand_input):
+            outputs, _ = _rule.expand_output(wildcards)
+            if all(str(f) in imported for f in outputs):
+                return InputFiles(), {}, {}, False
+            return _expand(wildcards, groupid=groupid)
+
+        producer.expand_input = inputs
 
 
 # --- the end of every run (rules/report.smk's onsuccess and onerror; isonorm.run_status, isonorm.report.end_of_run) --

@@ -141,11 +141,11 @@ use rule at_init_job as joudaki2023_figb5 with:
     output:
         item_output("joudaki2023", "figb5"),
     params:
-        run=lambda wc, input: experiment(
+        run=experiment(  # the folders of its inputs, named as they are (a job from a bundle has no inputs)
             isonorm.experiments.joudaki2023.gpt2_probe.figb5,
             J23["figb5"],
-            checkpoint_dir=str(Path(input[0]).parent),
-            texts=str(Path(input[1]).parent),
+            checkpoint_dir=str(Path(checkpoint_ready(J23["figb5"]["checkpoint"])).parent),
+            texts=str(Path(dataset_ready(J23["figb5"]["texts"])).parent),
             device=config["device"],
         ),
     log:

@@ -179,11 +179,11 @@ use rule training_job as lu2024_table5_lora with:
     output:
         item_output("lu2024", "table5_lora"),
     params:
-        run=lambda wc, input: experiment(
+        run=experiment(  # the folders of its inputs, named as they are (a job from a bundle has no inputs)
             isonorm.experiments.lu2024.lora.table5_lora_runs,
             L24["table5"]["lora"],
-            checkpoint_dir=str(Path(input[0]).parent),
-            instructions=str(Path(input[1]).parent),
+            checkpoint_dir=str(Path(checkpoint_ready(L24["table5"]["lora"]["checkpoint"])).parent),
+            instructions=str(Path(dataset_ready(L24["table5"]["lora"]["instructions"])).parent),
             device=config["device"],
         ),
     log:

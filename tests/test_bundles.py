@@ -147,10 +147,10 @@ def test_a_bundle_of_changed_code_or_settings_is_named_stale_and_used_only_when_
     root = tmp_path / "here" / "results"
     done = place([bundle], root, job_of=job_of(code="0" * 64))
     assert not done.used and not (root / "lu2024").exists()
-    assert "stale, not used: 2 file(s), lu2024-table1 (2): the code that computes it changed since" in done.lines[1]
+    assert "stale, not used: 2 file(s), lu2024-table1 (2): the code that computes them changed since" in done.lines[1]
     assert "stale_bundles=use" in done.lines[1]
     settings = place([bundle], root, job_of=job_of(epochs=1))
-    assert "this run's settings for it differ" in settings.lines[1]
+    assert "this run's settings for them differ" in settings.lines[1]
     used = place([bundle], root, job_of=job_of(code="0" * 64), stale="use")
     assert used.used and all(e["stale"] for e in read_ledger(root).values())
     origin = item_origins(root, {"t1": [root / "lu2024/table1/sgd.parquet"]})["t1"]

@@ -205,3 +205,56 @@ def test_figb4_mnist_input_level_follows_the_idx_files(data_root):
     ours = input_level(data_root, "mnist")
     assert not level_problem(ours, oracle_input_level("mnist", batch))
     assert level_problem(ours, oracle_input_level("fashionmnist", batch))  # planted: the other data set's files
+
+
+# --- the shipped bundle (docs/bundles.md, "The shipped bundle") ----------------------------------------------------
+
+# The job of the shipped bundle whose first epoch is computed again here, and the one whose numbers must not pass for
+# it (the planted mistake: another job's results read in its place).
+SHIPPED_JOB, OTHER_JOB = "lu2024/table1/adam.parquet", "lu2024/table1/sgd.parquet"
+# Same code (its fingerprint is checked first), files, seeds and settings: only the order of float32 reductions can
+# differ between this machine's torch threads and the job's. Over one epoch (118 steps) that moves a PII or a loss by
+# ~1e-6 relative, an accuracy by a test sample or two (docs/bundles.md, "The shipped bundle"); another optimizer's
+# run is off by far more than these.
+PREFIX_RTOL, PREFIX_ACCURACY_POINTS = 1e-3, 0.05
+
+
+def bundled_run(bundle, path: str):
+    """A bundled results file's frame and the job parameters its metadata records."""
+    import io
+    import json
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    data = bundle.read(path)
+    return pd.read_parquet(io.BytesIO(data)), json.loads(pq.read_schema(io.BytesIO(data)).metadata[b"isonorm"])["config"]
+
+
+def prefix_problem(ours, bundled) -> str | None:
+    """Why the first epochs of two runs of a job differ beyond the tolerances above; None when they agree."""
+    keys = ["seed", "epoch", "metric", "layer", "orientation"]
+    merged = ours.merge(bundled[bundled.epoch <= ours.epoch.max()], on=keys, suffixes=("_ours", "_bundled"))
+    if len(merged) != len(ours):
+        return f"{len(ours)} rows computed, {len(merged)} of them found in the bundle"
+    accuracy = merged.metric == "test_accuracy"
+    off = (merged.value_ours - merged.value_bundled).abs()
+    too_far = (accuracy & (off > PREFIX_ACCURACY_POINTS)) | (~accuracy & (off > PREFIX_RTOL * merged.value_bundled.abs()))
+    return None if not too_far.any() else merged[too_far][keys + ["value_ours", "value_bundled"]].head().to_string()
+
+
+def test_the_shipped_bundles_first_epoch_is_what_this_code_computes_on_the_real_data(data_root):
+    from isonorm.bundles.manifest import read_bundle
+    from isonorm.callables import resolve
+    from isonorm.fingerprints import LOCATION_KEYS, code_fingerprint
+
+    bundle = read_bundle(REPO / CONFIG["bundles"][0])
+    bundled, run = bundled_run(bundle, SHIPPED_JOB)
+    assert code_fingerprint(run["function"]) == bundle.file(SHIPPED_JOB).code_fingerprint, (
+        "the shipped bundle is stale: make it again (docs/bundles.md, 'The shipped bundle')")
+    kwargs = {k: v for k, v in run["kwargs"].items() if k not in LOCATION_KEYS}
+    ours = resolve(run["function"])({**run["config"], "epochs": 1}, data_root=str(data_root), device="cpu", **kwargs)
+    assert set(ours.epoch) == {0, 1}
+    assert prefix_problem(ours, bundled) is None, prefix_problem(ours, bundled)
+    other, _ = bundled_run(bundle, OTHER_JOB)
+    assert prefix_problem(ours, other) is not None  # planted: another job's numbers read in its place

@@ -12,7 +12,7 @@
   metadata says of the machine (``provenance``) and how errors are worded (``user_errors``).
 - **settings**: the SHA-256 of the job's parameters as the rule passes them (the function, its config section, its
   keyword arguments), less the ones that say where or on what a job runs and not what it computes
-  (:data:`LOCATION_KEYS`: a data root, a checkpoint path, the device), so that a file computed on a GPU cluster
+  (:data:`LOCATION_KEYS`: a data root, a checkpoint or data folder, the device), so that a file computed on a GPU cluster
   with its data under /scratch is current in a checkout whose data are elsewhere.
 
 Both are written into every results file's metadata when it is written (isonorm.results), by the code that
@@ -36,7 +36,8 @@ JOB_GLUE = ("isonorm.workflow", "isonorm.results")
 # A job's parameters that say where its inputs and outputs are and on what it runs, not what it computes.
 BOOKKEEPING = ("isonorm.verdicts", "isonorm.items", "isonorm.run_status", "isonorm.provenance", "isonorm.user_errors")
 CLAIMS_SUFFIX = "_summaries"
-LOCATION_KEYS = frozenset({"data_root", "checkpoint", "checkpoint_root", "weights_path", "device"})
+LOCATION_KEYS = frozenset({"data_root", "checkpoint", "checkpoint_root", "checkpoint_dir", "texts", "instructions",
+                           "weights_path", "device"})
 
 
 def _module_file(name: str) -> Path | None:

@@ -65,23 +65,30 @@ def key_patterns(slugs: Iterable[str]) -> list[KeyPattern]:
     return found
 
 
-def snakemake_rule(path: Path) -> str | None:
-    """The rule Snakemake recorded for an output it made (its metadata record, named by the path in urlsafe base64);
-    None without a record (a file made elsewhere, or records cleaned)."""
+def snakemake_record(path: Path) -> dict:
+    """Snakemake's record of an output it made (``.snakemake/metadata``, named by the path in urlsafe base64): its
+    ``rule``, and the ``job_hash`` that the outputs of one job share; {} without one (a file made elsewhere)."""
     record = SNAKEMAKE_RECORDS / base64.urlsafe_b64encode(str(path).encode()).decode()
     try:
-        return str(json.loads(record.read_text(encoding="utf-8"))["rule"])
-    except (OSError, ValueError, KeyError):
-        return None
+        return dict(json.loads(record.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
 
 
-def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern]) -> BundledFile | str:
-    """The manifest entry of one results file, or why it cannot travel (a text)."""
+def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern],
+                 job_prints: dict | None = None) -> BundledFile | str:
+    """The manifest entry of one results file, or why it cannot travel (a text). A file its job's function writes
+    beside the job's results (lu2024's weights for Fig. 2) records no fingerprints of its own: it takes those of
+    the file of the same job (``job_prints``: Snakemake's job hash -> that file's metadata)."""
     relative = path.relative_to(results_root).as_posix()
     try:
         meta = read_metadata(path)
     except DamagedResultError as err:
         return str(err)
+    record = snakemake_record(path)
+    if "code_fingerprint" not in meta and record.get("job_hash") in (job_prints or {}):
+        sibling = job_prints[record["job_hash"]]
+        meta = {**meta, **{k: sibling[k] for k in ("code_fingerprint", "settings_fingerprint", "written", "config")}}
     if "code_fingerprint" not in meta:
         return (f"{relative} records no fingerprints (written before they were recorded, or not by an experiment "
                 "job); compute it again to bundle it")
@@ -91,7 +98,7 @@ def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern])
             break
     else:
         return f"{relative} is no result key's file under the papers' records"
-    rule = snakemake_rule(path) or "unknown rule"
+    rule = record.get("rule") or "unknown rule"
     job = f"{rule}[{', '.join(f'{k}={v}' for k, v in wildcards.items())}]" if wildcards else rule
     run = meta.get("config") or {}
     return BundledFile(
@@ -119,11 +126,20 @@ def export_bundle(results_root: str | Path, out: str | Path, *, slugs: Sequence[
         raise BundleError(f"no item {unknown} has results files in the papers {list(slugs)}; name items by id "
                           "(lu2024-table1)")
     entries, left_out = [], []
+    files = [path for slug in slugs if Path(root, slug).is_dir() for path in sorted(Path(root, slug).rglob("*.parquet"))
+             if not (path.name == "claims.parquet" and path.parent == Path(root, slug))]  # claims: measured again
+    job_prints = {}
+    for path in files:
+        job_hash = snakemake_record(path).get("job_hash")
+        try:
+            meta = read_metadata(path) if job_hash is not None else {}
+        except DamagedResultError:
+            continue  # named when its own entry is made
+        if "code_fingerprint" in meta:
+            job_prints[job_hash] = meta
     for slug in slugs:
-        for path in sorted(Path(root, slug).rglob("*.parquet")) if Path(root, slug).is_dir() else []:
-            if path.name == "claims.parquet" and path.parent == Path(root, slug):
-                continue  # measured again from the results by the importing checkout
-            entry = bundled_file(root, path, patterns)
+        for path in [p for p in files if p.is_relative_to(Path(root, slug))]:
+            entry = bundled_file(root, path, patterns, job_prints)
             if isinstance(entry, str):
                 left_out.append(entry)
             elif not wanted or wanted & set(entry.items):

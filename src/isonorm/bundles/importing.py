@@ -80,9 +80,9 @@ def _why_stale(entry: BundledFile, job: tuple[str, str, str]) -> str | None:
     _, code, settings = job
     why = []
     if code != entry.code_fingerprint:
-        why.append(f"the code that computes it changed since {entry.commit[:7]}")
+        why.append(f"the code that computes them changed since {entry.commit[:7]}")
     if settings != entry.settings_fingerprint:
-        why.append("this run's settings for it differ from the bundle's")
+        why.append("this run's settings for them differ from the bundle's")
     return " and ".join(why) or None
 
 
