@@ -53,9 +53,6 @@ include: "rules/report.smk"
 include: "rules/cost.smk"
 
 
-# the config's `bundles:`: results computed elsewhere, checked and placed before any job is planned (docs/bundles.md)
-IMPORTED = place_bundles()
-
 
 rule all:
     input:

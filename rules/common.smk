@@ -290,13 +290,13 @@ def run_plan():
 
 
 def planned_results(slug):
-    """{result key: [files]} of the paper that this run computes, and the files its bundles gave it (IMPORTED) of
+    """{result key: [files]} of the paper that this run computes, and the files its bundles gave it (imported()) of
     the keys its plan leaves out."""
-    plan = run_plan()
+    plan, given = run_plan(), imported()
     planned = {}
     for need, by_key in REGISTERED[slug].items():
         for key, files in by_key.items():
-            kept = files if plan.left_out(need) is None else [f for f in files if f in IMPORTED]
+            kept = files if plan.left_out(need) is None else [f for f in files if f in given]
             if kept:
                 planned[key] = kept
     return planned
@@ -324,11 +324,11 @@ def shapes_costs():
 def left_out_results(slug):
     """{file: {cause, fix, and where the shapes preset measured it: hours, device}} of every results file of the
     paper that this run's plan leaves out (the report shows them as not run, with their cost)."""
-    plan, costs = run_plan(), shapes_costs()
+    plan, costs, given = run_plan(), shapes_costs(), imported()
     left = {}
     for need, by_key in REGISTERED[slug].items():
         if plan.left_out(need) is not None:
-            for f in (f for files in by_key.values() for f in files if f not in IMPORTED):
+            for f in (f for files in by_key.values() for f in files if f not in given):
                 hours, device = costs.get(str(Path(f).relative_to(RESULTS)), (None, None))
                 left[f] = {**plan.left_out(need).as_dict(), "hours": hours, "device": device}
     return left
@@ -361,7 +361,7 @@ def plan_summary():
     return summary_lines([], all_left_out(), None)
 
 
-# --- bundles: results computed elsewhere, placed before Snakemake plans a job (isonorm.bundles.importing,
+# --- bundles: results computed elsewhere, placed before Snakemake creates their jobs (isonorm.bundles.importing,
 # docs/bundles.md) ----------------------------------------------------------------------------------------------
 
 
@@ -384,10 +384,23 @@ def bundle_job(path):
     return None
 
 
+_IMPORTED = []  # set by the first call of imported()
+
+
+def imported():
+    """{results file} that this run's bundles give it, placed on first use (place_bundles): by the first input
+    function that asks for a paper's results, so before Snakemake creates the jobs that write them, and once the
+    run knows whether it is a dry run."""
+    if not _IMPORTED:
+        _IMPORTED.append(place_bundles())
+    return _IMPORTED[0]
+
+
 def place_bundles():
     """The config's `bundles:` placed under RESULTS (isonorm.bundles.importing), once, by the main process, before
-    any job is planned: {results file} of those this run uses. A damaged, edited or conflicting bundle stops the run
-    here. Another process (a cluster job parsing the workflow again) reads what the main process placed."""
+    any job runs: {results file} of those there for this run. A damaged, edited or conflicting bundle stops the run
+    here. A dry run (-n), or a command that runs nothing (--summary), writes nothing and says what a run would use.
+    Another process (a cluster job parsing the workflow again) reads what the main process placed."""
     from isonorm.bundles.importing import place_bundles as place
     from isonorm.bundles.ledger import LEDGER, read_ledger, still_imported
 
@@ -395,15 +408,16 @@ def place_bundles():
         return {f"{RESULTS}/{p}" for p, e in read_ledger(RESULTS).items() if still_imported(RESULTS, p, e)}
     if not config["bundles"] and not Path(RESULTS, LEDGER).is_file():
         return set()
+    dry = workflow.executor_plugin is None or workflow.dryrun or workflow.touch
     item_files = {item.id: [str(Path(f).relative_to(RESULTS)) for by_key in REGISTERED[slug].values()
                             for key, files in by_key.items() if key.split(READING, 1)[0] in item.results for f in files]
                   for slug in PAPERS for item in paper_table(slug)}
     with told_briefly():
         imports = place(config["bundles"], RESULTS, config["preset"], bundle_job, stale=config["stale_bundles"],
-                        dry_run=workflow.dryrun, item_files=item_files)
+                        dry_run=dry, item_files=item_files)
     for line in imports.lines:
         print(line, file=sys.stderr)
-    used = {f"{RESULTS}/{p}" for p in imports.used}
+    used = {f"{RESULTS}/{p}" for p in imports.present}
     without_inputs(used)
     return used
 

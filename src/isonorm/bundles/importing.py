@@ -1,4 +1,5 @@
-"""A run's ``bundles:`` placed into its results folder, before Snakemake plans a job (docs/bundles.md, "Using one").
+"""A run's ``bundles:`` placed into its results folder before Snakemake creates the jobs that would write them
+(docs/bundles.md, "Using one").
 
 Every bundle is read whole and checked first (isonorm.bundles.manifest): a damaged or edited one, a bundle of
 another preset, or two bundles with different copies of one file stop the run before anything is written, the cause
@@ -57,9 +58,16 @@ class Imports:
     removed: list[str]
     lines: list[str]
 
+    dry_run: bool = False
+
     @property
     def used(self) -> set[str]:
         return {p for b in self.bundles for p in b.used}
+
+    @property
+    def present(self) -> set[str]:
+        """The files used that are at their paths now: a dry run's only those already in place."""
+        return {p for b in self.bundles for p in (b.in_place if self.dry_run else b.used)}
 
 
 def _conflicts(bundles: Sequence[Bundle]) -> None:
@@ -158,7 +166,7 @@ def place_bundles(paths: Iterable[str | Path], results_root: str | Path, preset:
         outcomes.append(done)
     if not dry_run and (ledger or Path(root, "imported.json").is_file()):
         write_ledger(root, ledger)
-    return Imports(outcomes, removed, summary(outcomes, removed, stale, dry_run, item_files or {}, prefix))
+    return Imports(outcomes, removed, summary(outcomes, removed, stale, dry_run, item_files or {}, prefix), dry_run)
 
 
 def _items(bundle: Bundle, paths: Iterable[str]) -> str:
