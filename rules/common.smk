@@ -371,16 +371,16 @@ def bundle_job(path):
     matching of a path to a rule, its wildcards and its params, as it does when it plans the job."""
     from isonorm.fingerprints import code_fingerprint, settings_fingerprint
 
-    for rule in workflow.rules:
-        if rule.output and rule.is_producer(path):
-            wildcards = rule.get_wildcards(path)
-            output, _ = rule.expand_output(wildcards)
-            input, *_ = rule.expand_input(wildcards)
-            params, _ = rule.expand_params(wildcards, input, output, None)
+    for candidate in workflow.rules:
+        if candidate.output and candidate.is_producer(path):
+            wildcards = candidate.get_wildcards(path)
+            output, _ = candidate.expand_output(wildcards)
+            input, *_ = candidate.expand_input(wildcards)
+            params, _ = candidate.expand_params(wildcards, input, output, None)
             run = getattr(params, "run", None)
             if not isinstance(run, dict) or "function" not in run:
                 return None
-            return rule.name, code_fingerprint(run["function"]), settings_fingerprint(run)
+            return candidate.name, code_fingerprint(run["function"]), settings_fingerprint(run)
     return None
 
 

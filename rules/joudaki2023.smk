@@ -141,7 +141,8 @@ use rule at_init_job as joudaki2023_figb5 with:
     output:
         item_output("joudaki2023", "figb5"),
     params:
-        run=experiment(  # the folders of its inputs, named as they are (a job from a bundle has no inputs)
+        # the folders of its inputs, named as they are: a job whose results a bundle gives has no inputs
+        run=experiment(
             isonorm.experiments.joudaki2023.gpt2_probe.figb5,
             J23["figb5"],
             checkpoint_dir=str(Path(checkpoint_ready(J23["figb5"]["checkpoint"])).parent),

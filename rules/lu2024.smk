@@ -179,7 +179,8 @@ use rule training_job as lu2024_table5_lora with:
     output:
         item_output("lu2024", "table5_lora"),
     params:
-        run=experiment(  # the folders of its inputs, named as they are (a job from a bundle has no inputs)
+        # the folders of its inputs, named as they are: a job whose results a bundle gives has no inputs
+        run=experiment(
             isonorm.experiments.lu2024.lora.table5_lora_runs,
             L24["table5"]["lora"],
             checkpoint_dir=str(Path(checkpoint_ready(L24["table5"]["lora"]["checkpoint"])).parent),

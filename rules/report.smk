@@ -40,7 +40,8 @@ rule paper_claims:
     params:
         results=lambda wc: planned_results(wc.slug),
         claims=lambda wc: PAPER_CLAIMS[wc.slug],  # the claims functions of the paper's items (isonorm.items)
-        results_root=RESULTS,  # each row's origin: the ledger of bundles there, or the file's own metadata
+        # each row's origin: the ledger of bundles in the results root, or each file's own metadata
+        results_root=lambda wc, output: str(Path(output.claims).parents[1]),
     threads: LOCAL.threads
     resources: **LOCAL.resources
     conda:
