@@ -224,3 +224,20 @@ def test_the_command_line_verifies_lists_and_refuses_a_damaged_bundle(bundle, tm
     assert cli.main(["verify", str(cut)]) == 1
     assert capsys.readouterr().err.startswith("error: ")
     assert read_bundle(bundle).name == "run-a"
+
+
+def test_bundles_of_different_results_combine(tmp_path):
+    first = computed_run(tmp_path / "cpu" / "results")
+    (first / "lu2024/table1/adam.parquet").unlink()
+    second = computed_run(tmp_path / "gpu" / "results", value=2.0)
+    (second / "lu2024/table1/sgd.parquet").unlink()
+    export_bundle(first, tmp_path / "cpu-run.tar", slugs=["lu2024"], preset="paper")
+    export_bundle(second, tmp_path / "gpu-run.tar", slugs=["lu2024"], preset="paper")
+    root = tmp_path / "here" / "results"
+    done = place([tmp_path / "cpu-run.tar", tmp_path / "gpu-run.tar"], root)
+    assert done.used == {"lu2024/table1/sgd.parquet", "lu2024/table1/adam.parquet"}
+    ledger = read_ledger(root)
+    assert ledger["lu2024/table1/sgd.parquet"]["bundle"] == "cpu-run"
+    assert ledger["lu2024/table1/adam.parquet"]["bundle"] == "gpu-run"
+    origin = item_origins(root, {"t1": [root / "lu2024/table1/sgd.parquet", root / "lu2024/table1/adam.parquet"]})
+    assert origin["t1"].startswith("imported from cpu-run (") and "; imported from gpu-run (" in origin["t1"]
