@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -126,6 +125,6 @@ def settings_fingerprint(run: Mapping[str, Any]) -> str:
 
 def computed_by(run: Mapping[str, Any]) -> dict[str, str]:
     """What a results file's metadata records of the job that computes it, beside its provenance: its two
-    fingerprints and when it was written (UTC), which a bundle carries (isonorm.bundles)."""
-    return {"code_fingerprint": code_fingerprint(str(run["function"])), "settings_fingerprint": settings_fingerprint(run),
-            "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    fingerprints, which a bundle carries (isonorm.bundles). No time: the same code and settings write the same bytes
+    (when a file was written, Snakemake's record of its job and the file itself say)."""
+    return {"code_fingerprint": code_fingerprint(str(run["function"])), "settings_fingerprint": settings_fingerprint(run)}

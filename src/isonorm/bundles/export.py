@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 from ..items import READING, Item, Results, key_results, paper_items
 from ..provenance import git_commit, package_versions, provenance
 from ..results import DamagedResultError, read_metadata
-from .ledger import sha256
+from .ledger import sha256, written
 from .manifest import BundledFile, BundleError, manifest_of, read_bundle, write_bundle, Bundle
 
 SNAKEMAKE_RECORDS = Path(".snakemake", "metadata")
@@ -88,7 +88,7 @@ def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern],
     record = snakemake_record(path)
     if "code_fingerprint" not in meta and record.get("job_hash") in (job_prints or {}):
         sibling = job_prints[record["job_hash"]]
-        meta = {**meta, **{k: sibling[k] for k in ("code_fingerprint", "settings_fingerprint", "written", "config")}}
+        meta = {**meta, **{k: sibling[k] for k in ("code_fingerprint", "settings_fingerprint", "config")}}
     if "code_fingerprint" not in meta:
         return (f"{relative} records no fingerprints (written before they were recorded, or not by an experiment "
                 "job); compute it again to bundle it")
@@ -105,7 +105,7 @@ def bundled_file(results_root: Path, path: Path, patterns: Sequence[KeyPattern],
         path=relative, sha256=sha256(path), bytes=path.stat().st_size, items=pattern.items,
         result_key=pattern.key.replace("{reading}", wildcards.get("reading", "")), job=job,
         function=str(run.get("function", "")), commit=str(meta.get("git_commit", "unknown")),
-        device=str(meta.get("device", "unknown")), written=str(meta.get("written", "")),
+        device=str(meta.get("device", "unknown")), written=written(path, meta, record.get("endtime")),
         code_fingerprint=str(meta["code_fingerprint"]), settings_fingerprint=str(meta["settings_fingerprint"]),
         packages=dict(meta.get("packages") or {}))
 

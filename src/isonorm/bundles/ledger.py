@@ -3,13 +3,14 @@
 The ledger, ``<results root>/imported.json``, lists each file a bundle placed with the bundle's name, the file's
 SHA-256 and its provenance. A file counts as imported while its bytes are the ledger's: a job that computes it again
 here replaces the file, and from then on it is computed here, whatever the ledger still says. The origin of a file
-computed here is read from its own metadata (isonorm.results): device, date written and commit.
+computed here is read from its own metadata (isonorm.results): device and commit, and when it was written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -63,6 +64,15 @@ def _commit(commit: Any) -> str:
     return text[:7] + ("+dirty" if text.endswith("+dirty") else "") if text != "unknown" else text
 
 
+def written(path: Path, meta: Mapping[str, Any], endtime: float | None = None) -> str:
+    """When a results file was written (UTC, ISO 8601): its metadata's ``written`` where an older job recorded it,
+    else Snakemake's record of its job (``endtime``), else the file's own time."""
+    if meta.get("written"):
+        return str(meta["written"])
+    stamp = endtime if endtime is not None else path.stat().st_mtime
+    return datetime.fromtimestamp(stamp, timezone.utc).isoformat(timespec="seconds")
+
+
 def file_origin(results_root: str | Path, path: str | Path,
                 ledger: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str] | None:
     """Where one existing results file came from: {kind, bundle, device, date, commit}, kind ``imported`` (the
@@ -86,7 +96,7 @@ def file_origin(results_root: str | Path, path: str | Path,
     except DamagedResultError:
         meta = {"device": "damaged file, its metadata unreadable"}
     return {"kind": COMPUTED, "bundle": "", "device": str(meta.get("device") or "device unknown"),
-            "date": str(meta.get("written") or "")[:10], "commit": _commit(meta.get("git_commit"))}
+            "date": written(path, meta)[:10], "commit": _commit(meta.get("git_commit"))}
 
 
 def origin_text(origins: Iterable[Mapping[str, str]]) -> str:
