@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 from isonorm.callables import name_of
 from isonorm.items import (PLAIN_RESULTS, READING, claims_functions, key_results, output_pattern, paper_items,
+                           item_files as files_of_items,
                            plain_items, result_files, unfinished_items)
 from isonorm.outputs import output_roots
 from isonorm.plan import DATA_FREE, NEEDS_DATA, TRAINS, RunPlan, cost_lines, projected_costs
@@ -409,9 +410,9 @@ def place_bundles():
     if not config["bundles"] and not Path(RESULTS, LEDGER).is_file():
         return set()
     dry = workflow.executor_plugin is None or workflow.dryrun or workflow.touch
-    item_files = {item.id: [str(Path(f).relative_to(RESULTS)) for by_key in REGISTERED[slug].values()
-                            for key, files in by_key.items() if key.split(READING, 1)[0] in item.results for f in files]
-                  for slug in PAPERS for item in paper_table(slug)}
+    item_files = {item: [str(Path(f).relative_to(RESULTS)) for f in files] for slug in PAPERS
+                  for item, files in files_of_items(paper_table(slug), {key: files for by_key in REGISTERED[slug].values()
+                                                                         for key, files in by_key.items()}).items()}
     with told_briefly():
         imports = place(config["bundles"], RESULTS, config["preset"], bundle_job, stale=config["stale_bundles"],
                         dry_run=dry, item_files=item_files)

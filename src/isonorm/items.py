@@ -344,6 +344,16 @@ def output_pattern(slug: str, items: Sequence[Item], section: Mapping[str, Any],
     return path
 
 
+def reads_key(item: Item, key: str) -> bool:
+    """Whether the item reads result key ``key`` (an alternative reading ``<key>--<name>`` counts as its key)."""
+    return key.split(READING, 1)[0] in item.results
+
+
+def item_files(items: Iterable[Item], results: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """{item id: its files} from ``results`` (result key -> files, readings included)."""
+    return {item.id: [f for key, files in results.items() if reads_key(item, key) for f in files] for item in items}
+
+
 def unfinished_items(items: Iterable[Item], results: Mapping[str, Iterable[str]],
                      causes: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
     """{item id: {state, cause, log}} of the items this run did not finish: a results file they read (``results``:
@@ -355,7 +365,7 @@ def unfinished_items(items: Iterable[Item], results: Mapping[str, Iterable[str]]
     unfinished: dict[str, dict[str, str]] = {}
     for item in items:
         for key, files in results.items():
-            if key.split(READING, 1)[0] not in item.results:
+            if not reads_key(item, key):
                 continue
             for why in (causes[f] for f in files if causes.get(f, {}).get("state") in UNFINISHED_STATES):
                 known = unfinished.get(item.id)

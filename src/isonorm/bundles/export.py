@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..items import READING, Item, Results, key_results, paper_items
+from ..items import READING, Item, Results, key_results, paper_items, reads_key
 from ..provenance import git_commit, package_versions, provenance
 from ..results import DamagedResultError, read_metadata
 from .ledger import sha256, written
@@ -48,7 +48,7 @@ def _pattern(slug: str, key: str, path: str, items: Sequence[Item], files: Resul
     parts = re.split(r"\{\w+\}", path)
     groups = [f"({'|'.join(map(re.escape, literal[n]))})" if n in literal else "([^/]+?)" for n in names]
     body = re.escape(parts[0]) + "".join(g + re.escape(p) for g, p in zip(groups, parts[1:]))
-    readers = tuple(item.id for item in items if key.split(READING, 1)[0] in item.results)
+    readers = tuple(item.id for item in items if reads_key(item, key))
     return KeyPattern(slug, key, readers, names, re.compile(re.escape(f"{slug}/") + body))
 
 

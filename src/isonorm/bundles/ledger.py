@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..atomic import write_text_atomically
-from ..items import READING, paper_items
+from ..items import item_files, paper_items
 from ..results import DamagedResultError, read_metadata
+from ..verdicts.scoreboard import ORIGIN_COMPUTED as COMPUTED, ORIGIN_IMPORTED as IMPORTED, ORIGIN_STALE as STALE
 
 LEDGER = "imported.json"
-# The first word of every origin text: the scoreboard's ``origin`` column, counted by the index.
-COMPUTED, IMPORTED, STALE = "computed", "imported", "stale"
 
 
 def sha256(path: str | Path) -> str:
@@ -132,6 +131,4 @@ def item_origins(results_root: str | Path, items: Mapping[str, Iterable[str]]) -
 def paper_origins(slug: str, results: Mapping[str, Iterable[str]], results_root: str | Path) -> dict[str, str]:
     """{item id: origin text} of a paper's items from its results (result key -> files, readings ``<key>--<name>``
     included, as the claims job gets them): read when the claims job runs, once its results exist."""
-    files = {item.id: [f for key, paths in results.items() if key.split(READING, 1)[0] in item.results for f in paths]
-             for item in paper_items(slug)}
-    return item_origins(results_root, files)
+    return item_origins(results_root, item_files(paper_items(slug), results))
